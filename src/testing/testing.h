@@ -1,0 +1,28 @@
+// Helpers shared by podtopo's unit tests: where ../shared and the repository are, loading
+// the kubelet's vector tables, and turning case names into GoogleTest parameter names.
+#ifndef PODTOPO_TESTING_TESTING_H_
+#define PODTOPO_TESTING_TESTING_H_
+
+#include <string>
+
+#include "nlohmann/json.hpp"
+
+namespace podtopo::testing {
+
+// Absolute path of ../shared (the kubelet vectors and hwloc fixtures).
+std::string SharedDir();
+// Absolute path of the repository root.
+std::string SourceDir();
+// A fresh empty directory under the system temp dir, removed by the caller (or left for
+// inspection on failure).
+std::string MakeTempDir(const std::string& prefix);
+// Parses ../shared/vectors/<name>; aborts the test binary with a message when missing.
+nlohmann::json LoadVectors(const std::string& name);
+// Maps an arbitrary case name onto [A-Za-z0-9_] so GoogleTest accepts it, keeping it
+// readable ("Requested less than already allocated" -> "Requested_less_than_already_allocated").
+// `index` is appended to keep names unique.
+std::string TestName(const std::string& name, size_t index);
+
+}  // namespace podtopo::testing
+
+#endif  // PODTOPO_TESTING_TESTING_H_

@@ -1,0 +1,34 @@
+// Small file helpers with Status errors that name the file.
+//
+//   absl::StatusOr<std::string> text = ReadFile("/var/lib/kubelet/cpu_manager_state");
+//   absl::Status s = WriteFileAtomically(path, contents);  // temp, fsync, rename, fsync dir
+#ifndef PODTOPO_UTIL_FILE_H_
+#define PODTOPO_UTIL_FILE_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace podtopo {
+
+// Reads a whole file. "-" reads standard input. Errors: kNotFound when the file does not
+// exist, kPermissionDenied, kInvalidArgument for a directory, kInternal otherwise; every
+// message starts with the path.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+// Reads at most `max_bytes` (sysfs files, small configs); larger files are an error.
+absl::StatusOr<std::string> ReadSmallFile(const std::string& path, size_t max_bytes = 1 << 20);
+
+// Replaces `path` with `contents` so that a reader sees either the old or the new file,
+// never a mix: writes `path.tmp-<pid>`, fsyncs it, renames it over `path` and fsyncs the
+// directory. On error the old file is untouched and the temporary file is removed.
+absl::Status WriteFileAtomically(const std::string& path, std::string_view contents,
+                                 int mode = 0644);
+
+bool FileExists(const std::string& path);
+
+}  // namespace podtopo
+
+#endif  // PODTOPO_UTIL_FILE_H_
