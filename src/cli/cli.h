@@ -1,0 +1,45 @@
+// The podtopo command line: one entry point, one file per command family.
+//
+// The contract is ../shared/DESIGN.md "The CLI contract": exit status 0 when all is well,
+// 3 when at least one pod was rejected (admit), 1 for bad input (a message on stderr naming
+// the file and the field; nothing written). Each command family registers itself on the
+// CLI11 app through an Add*Commands function and reports its exit status through Context.
+#ifndef PODTOPO_CLI_CLI_H_
+#define PODTOPO_CLI_CLI_H_
+
+#include <iosfwd>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace podtopo::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitBadInput = 1;
+inline constexpr int kExitRejected = 3;
+
+// What a command needs from its surroundings.
+struct Context {
+  std::ostream* out;
+  std::ostream* err;
+  int exit_code = kExitOk;
+
+  // Prints "podtopo: <message>" on stderr and sets the bad-input exit status.
+  void Fail(const absl::Status& status);
+  void Fail(const std::string& message);
+};
+
+// Runs the CLI with the given arguments; returns the process exit status.
+int Run(int argc, char** argv, std::ostream& out, std::ostream& err);
+
+// Command families (one .cc each).
+void AddTopologyCommands(CLI::App& app, Context& ctx);
+void AddDebugCommands(CLI::App& app, Context& ctx);
+
+}  // namespace podtopo::cli
+
+#endif  // PODTOPO_CLI_CLI_H_
