@@ -41,6 +41,9 @@ struct NodeTopology {
   std::vector<Device> devices;
   // Where it came from ("preset:demo", "sysfs:/sys", a file path), for messages.
   std::string source;
+  // Things the loader noticed but tolerated as the kubelet does (e.g. sysfs cache files it
+  // could not read, so uncore ids fell back to the socket id). For display only.
+  std::vector<std::string> warnings;
 
   const NumaNode* FindNuma(int id) const {
     for (const auto& n : numa_nodes) {

@@ -1,0 +1,132 @@
+#include "topology/sysfs_source.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include "fmt/format.h"
+
+namespace podtopo {
+namespace {
+
+absl::Status ErrnoError(int err) {
+  std::string msg = std::strerror(err);
+  if (err == ENOENT || err == ENOTDIR) return absl::NotFoundError("not found");
+  if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(msg);
+  return absl::InternalError(msg);
+}
+
+class DirSysfs : public SysfsSource {
+ public:
+  explicit DirSysfs(std::string root) : root_(std::move(root)) {
+    while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  }
+
+  std::string Name() const override { return "sysfs:" + root_; }
+
+  absl::StatusOr<std::string> ReadFile(const std::string& rel) const override {
+    std::string path = root_ + "/" + rel;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoError(errno);
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      return absl::InvalidArgumentError("is a directory");
+    }
+    std::string out;
+    char buf[8192];
+    while (true) {
+      ssize_t n = ::read(fd, buf, sizeof(buf));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        int err = errno;
+        ::close(fd);
+        return ErrnoError(err);
+      }
+      if (n == 0) break;
+      out.append(buf, static_cast<size_t>(n));
+      if (out.size() > kMaxFileBytes) {
+        ::close(fd);
+        return absl::InvalidArgumentError(
+            fmt::format("file is larger than {} bytes", kMaxFileBytes));
+      }
+    }
+    ::close(fd);
+    return out;
+  }
+
+  absl::StatusOr<std::vector<std::string>> ListDir(const std::string& rel) const override {
+    std::string path = root_ + "/" + rel;
+    DIR* dir = ::opendir(path.c_str());
+    if (dir == nullptr) return ErrnoError(errno);
+    std::vector<std::string> names;
+    while (struct dirent* e = ::readdir(dir)) {
+      std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      names.push_back(std::move(name));
+    }
+    ::closedir(dir);
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+ private:
+  std::string root_;
+};
+
+bool HasDirPrefix(const std::string& path, const std::string& dir) {
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         path[dir.size()] == '/';
+}
+
+}  // namespace
+
+std::unique_ptr<SysfsSource> NewSysfsDir(const std::string& root) {
+  return std::make_unique<DirSysfs>(root);
+}
+
+void FakeSysfs::Remove(const std::string& rel) {
+  files_.erase(rel);
+  std::erase_if(files_, [&](const auto& kv) { return HasDirPrefix(kv.first, rel); });
+  std::erase_if(dirs_, [&](const std::string& d) { return d == rel || HasDirPrefix(d, rel); });
+}
+
+absl::StatusOr<std::string> FakeSysfs::ReadFile(const std::string& rel) const {
+  auto it = files_.find(rel);
+  if (it != files_.end()) {
+    if (it->second.size() > kMaxFileBytes) {
+      return absl::InvalidArgumentError(
+          fmt::format("file is larger than {} bytes", kMaxFileBytes));
+    }
+    return it->second;
+  }
+  auto listed = ListDir(rel);
+  if (listed.ok()) return absl::InvalidArgumentError("is a directory");
+  return absl::NotFoundError("not found");
+}
+
+absl::StatusOr<std::vector<std::string>> FakeSysfs::ListDir(const std::string& rel) const {
+  std::set<std::string> names;
+  bool exists = false;
+  auto add_child = [&](const std::string& path) {
+    if (!HasDirPrefix(path, rel)) return;
+    exists = true;
+    std::string rest = path.substr(rel.size() + 1);
+    names.insert(rest.substr(0, rest.find('/')));
+  };
+  for (const auto& [path, _] : files_) add_child(path);
+  for (const auto& d : dirs_) {
+    if (d == rel) exists = true;
+    add_child(d);
+  }
+  if (!exists) return absl::NotFoundError("not found");
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+}  // namespace podtopo
