@@ -1,0 +1,711 @@
+#include "checkpoint/go_json.h"
+
+#include <cstring>
+
+#include "fmt/format.h"
+
+namespace podtopo::checkpoint::gojson {
+namespace {
+
+constexpr int kMaxNestingDepth = 10000;  // Go's maxNestingDepth
+constexpr char kUnexpectedEnd[] = "unexpected end of JSON input";
+
+// ---------------------------------------------------------------------------------------
+// UTF-8 helpers with Go's utf8.DecodeRune semantics.
+
+// Decodes one rune at s[i]. Returns {rune, size}; invalid input gives {0xFFFD, 1}.
+std::pair<uint32_t, size_t> DecodeRune(std::string_view s, size_t i) {
+  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  size_t n = s.size() - i;
+  unsigned char c0 = b(i);
+  if (c0 < 0x80) return {c0, 1};
+  auto cont = [&](size_t k) { return k < s.size() && (b(k) & 0xC0) == 0x80; };
+  if (c0 >= 0xC2 && c0 <= 0xDF) {
+    if (n >= 2 && cont(i + 1)) return {((c0 & 0x1Fu) << 6) | (b(i + 1) & 0x3Fu), 2};
+    return {0xFFFD, 1};
+  }
+  if (c0 >= 0xE0 && c0 <= 0xEF) {
+    if (n < 3 || !cont(i + 1) || !cont(i + 2)) return {0xFFFD, 1};
+    unsigned char c1 = b(i + 1);
+    if (c0 == 0xE0 && c1 < 0xA0) return {0xFFFD, 1};  // overlong
+    if (c0 == 0xED && c1 > 0x9F) return {0xFFFD, 1};  // surrogate
+    return {((c0 & 0x0Fu) << 12) | ((c1 & 0x3Fu) << 6) | (b(i + 2) & 0x3Fu), 3};
+  }
+  if (c0 >= 0xF0 && c0 <= 0xF4) {
+    if (n < 4 || !cont(i + 1) || !cont(i + 2) || !cont(i + 3)) return {0xFFFD, 1};
+    unsigned char c1 = b(i + 1);
+    if (c0 == 0xF0 && c1 < 0x90) return {0xFFFD, 1};
+    if (c0 == 0xF4 && c1 > 0x8F) return {0xFFFD, 1};
+    return {((c0 & 0x07u) << 18) | ((c1 & 0x3Fu) << 12) | ((b(i + 2) & 0x3Fu) << 6) |
+                (b(i + 3) & 0x3Fu),
+            4};
+  }
+  return {0xFFFD, 1};
+}
+
+void AppendRune(std::string& out, uint32_t r) {
+  if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = 0xFFFD;
+  if (r < 0x80) {
+    out.push_back(static_cast<char>(r));
+  } else if (r < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (r >> 6)));
+    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
+  } else if (r < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (r >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (r >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
+  }
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// ---------------------------------------------------------------------------------------
+// Parser: checkValid and decoding in one pass. Errors follow Go's scanner texts, including
+// its end-of-input rule (a truncated number or literal reports "invalid character ' '").
+
+class Parser {
+ public:
+  explicit Parser(std::string_view data) : s_(data) {}
+
+  absl::StatusOr<Value> ParseDocument() {
+    Value v;
+    if (!ParseValue(v, 0)) return absl::InvalidArgumentError(error_);
+    SkipSpace();
+    if (pos_ < s_.size()) {
+      return absl::InvalidArgumentError(
+          fmt::format("invalid character {} after top-level value", QuoteChar(Cur())));
+    }
+    return v;
+  }
+
+ private:
+  unsigned char Cur() const { return static_cast<unsigned char>(s_[pos_]); }
+  bool AtEnd() const { return pos_ >= s_.size(); }
+  void SkipSpace() {
+    while (pos_ < s_.size() && IsSpace(s_[pos_])) ++pos_;
+  }
+  bool Fail(std::string msg) {
+    error_ = std::move(msg);
+    return false;
+  }
+  bool FailChar(unsigned char c, std::string_view context) {
+    return Fail(fmt::format("invalid character {} {}", QuoteChar(c), context));
+  }
+  bool FailEnd() { return Fail(kUnexpectedEnd); }
+
+  bool ParseValue(Value& out, int depth) {
+    SkipSpace();
+    if (AtEnd()) return FailEnd();
+    unsigned char c = Cur();
+    switch (c) {
+      case '{':
+        return ParseObject(out, depth + 1);
+      case '[':
+        return ParseArray(out, depth + 1);
+      case '"':
+        out.kind = Value::Kind::kString;
+        return ParseString(out.text);
+      case 't':
+        return ParseLiteral(out, "true");
+      case 'f':
+        return ParseLiteral(out, "false");
+      case 'n':
+        return ParseLiteral(out, "null");
+      default:
+        if (c == '-' || (c >= '0' && c <= '9')) return ParseNumber(out);
+        return FailChar(c, "looking for beginning of value");
+    }
+  }
+
+  bool ParseLiteral(Value& out, std::string_view word) {
+    for (size_t k = 1; k < word.size(); ++k) {
+      unsigned char c = pos_ + k < s_.size() ? static_cast<unsigned char>(s_[pos_ + k]) : ' ';
+      if (c != static_cast<unsigned char>(word[k])) {
+        return FailChar(c, fmt::format("in literal {} (expecting '{}')", word, word[k]));
+      }
+    }
+    pos_ += word.size();
+    if (word == "null") {
+      out.kind = Value::Kind::kNull;
+    } else {
+      out.kind = Value::Kind::kBool;
+      out.boolean = word == "true";
+    }
+    return true;
+  }
+
+  // Go's number states; at end of input the scanner is fed ' '.
+  bool ParseNumber(Value& out) {
+    size_t start = pos_;
+    auto peek = [&]() -> unsigned char { return AtEnd() ? ' ' : Cur(); };
+    auto digit = [](unsigned char c) { return c >= '0' && c <= '9'; };
+    if (peek() == '-') {
+      ++pos_;
+      if (!digit(peek())) return FailChar(peek(), "in numeric literal");
+    }
+    if (peek() == '0') {
+      ++pos_;
+    } else {
+      while (digit(peek()) && !AtEnd()) ++pos_;
+    }
+    if (!AtEnd() && Cur() == '.') {
+      ++pos_;
+      if (!digit(peek()) || AtEnd()) {
+        return FailChar(peek(), "after decimal point in numeric literal");
+      }
+      while (!AtEnd() && digit(Cur())) ++pos_;
+    }
+    if (!AtEnd() && (Cur() == 'e' || Cur() == 'E')) {
+      ++pos_;
+      if (!AtEnd() && (Cur() == '+' || Cur() == '-')) ++pos_;
+      if (AtEnd() || !digit(Cur())) return FailChar(peek(), "in exponent of numeric literal");
+      while (!AtEnd() && digit(Cur())) ++pos_;
+    }
+    out.kind = Value::Kind::kNumber;
+    out.text = std::string(s_.substr(start, pos_ - start));
+    return true;
+  }
+
+  // Validates and unquotes a string starting at the opening quote (Go's unquoteBytes).
+  bool ParseString(std::string& out) {
+    ++pos_;  // opening quote
+    out.clear();
+    while (true) {
+      if (AtEnd()) return FailEnd();
+      unsigned char c = Cur();
+      if (c == '"') {
+        ++pos_;
+        return true;
+      }
+      if (c < 0x20) return FailChar(c, "in string literal");
+      if (c == '\\') {
+        ++pos_;
+        if (AtEnd()) return FailEnd();
+        unsigned char e = Cur();
+        switch (e) {
+          case '"':
+          case '\\':
+          case '/':
+            out.push_back(static_cast<char>(e));
+            ++pos_;
+            break;
+          case 'b':
+            out.push_back('\b');
+            ++pos_;
+            break;
+          case 'f':
+            out.push_back('\f');
+            ++pos_;
+            break;
+          case 'n':
+            out.push_back('\n');
+            ++pos_;
+            break;
+          case 'r':
+            out.push_back('\r');
+            ++pos_;
+            break;
+          case 't':
+            out.push_back('\t');
+            ++pos_;
+            break;
+          case 'u': {
+            ++pos_;
+            int r = ReadHex4();
+            if (r < 0) return false;
+            uint32_t rune = static_cast<uint32_t>(r);
+            if (rune >= 0xD800 && rune < 0xE000) {
+              // Go: try to combine with a following \uXXXX; else U+FFFD and keep the rest.
+              uint32_t combined = 0xFFFD;
+              if (rune < 0xDC00 && pos_ + 6 <= s_.size() && s_[pos_] == '\\' &&
+                  s_[pos_ + 1] == 'u') {
+                int r2 = 0;
+                bool ok = true;
+                for (int k = 0; k < 4; ++k) {
+                  int h = HexValue(s_[pos_ + 2 + static_cast<size_t>(k)]);
+                  if (h < 0) ok = false;
+                  r2 = r2 * 16 + (h < 0 ? 0 : h);
+                }
+                if (ok && r2 >= 0xDC00 && r2 < 0xE000) {
+                  combined = 0x10000 + ((rune - 0xD800) << 10) + (static_cast<uint32_t>(r2) - 0xDC00);
+                  pos_ += 6;
+                }
+              }
+              AppendRune(out, combined);
+            } else {
+              AppendRune(out, rune);
+            }
+            break;
+          }
+          default:
+            return FailChar(e, "in string escape code");
+        }
+        continue;
+      }
+      if (c < 0x80) {
+        out.push_back(static_cast<char>(c));
+        ++pos_;
+        continue;
+      }
+      auto [rune, size] = DecodeRune(s_, pos_);
+      if (rune == 0xFFFD && size == 1) {
+        AppendRune(out, 0xFFFD);
+      } else {
+        out.append(s_.substr(pos_, size));
+      }
+      pos_ += size;
+    }
+  }
+
+  int ReadHex4() {
+    int r = 0;
+    for (int k = 0; k < 4; ++k) {
+      if (AtEnd()) {
+        FailEnd();
+        return -1;
+      }
+      int h = HexValue(s_[pos_]);
+      if (h < 0) {
+        FailChar(Cur(), "in \\u hexadecimal character escape");
+        return -1;
+      }
+      r = r * 16 + h;
+      ++pos_;
+    }
+    return r;
+  }
+
+  bool ParseObject(Value& out, int depth) {
+    if (depth > kMaxNestingDepth) return FailChar('{', "exceeded max depth");
+    ++pos_;  // '{'
+    out.kind = Value::Kind::kObject;
+    SkipSpace();
+    if (AtEnd()) return FailEnd();
+    if (Cur() == '}') {
+      ++pos_;
+      return true;
+    }
+    while (true) {
+      SkipSpace();
+      if (AtEnd()) return FailEnd();
+      if (Cur() != '"') return FailChar(Cur(), "looking for beginning of object key string");
+      std::string key;
+      if (!ParseString(key)) return false;
+      SkipSpace();
+      if (AtEnd()) return FailEnd();
+      if (Cur() != ':') return FailChar(Cur(), "after object key");
+      ++pos_;
+      Value member;
+      if (!ParseValue(member, depth)) return false;
+      out.object.emplace_back(std::move(key), std::move(member));
+      SkipSpace();
+      if (AtEnd()) return FailEnd();
+      if (Cur() == ',') {
+        ++pos_;
+        continue;
+      }
+      if (Cur() == '}') {
+        ++pos_;
+        return true;
+      }
+      return FailChar(Cur(), "after object key:value pair");
+    }
+  }
+
+  bool ParseArray(Value& out, int depth) {
+    if (depth > kMaxNestingDepth) return FailChar('[', "exceeded max depth");
+    ++pos_;  // '['
+    out.kind = Value::Kind::kArray;
+    SkipSpace();
+    if (AtEnd()) return FailEnd();
+    if (Cur() == ']') {
+      ++pos_;
+      return true;
+    }
+    while (true) {
+      Value elem;
+      if (!ParseValue(elem, depth)) return false;
+      out.array.push_back(std::move(elem));
+      SkipSpace();
+      if (AtEnd()) return FailEnd();
+      if (Cur() == ',') {
+        ++pos_;
+        continue;
+      }
+      if (Cur() == ']') {
+        ++pos_;
+        return true;
+      }
+      return FailChar(Cur(), "after array element");
+    }
+  }
+
+  std::string_view s_;
+  size_t pos_ = 0;
+  std::string error_;
+};
+
+// Folds one rune the way Go's appendFoldedName does, restricted to what can equal an ASCII
+// field name: ASCII letters upper-cased, and the four non-ASCII runes whose
+// ToUpper(ToLower(r)) is ASCII (İ ı -> I, ſ -> S, K (Kelvin) -> K). Other runes fold to
+// themselves and never match an ASCII name.
+uint32_t FoldRune(uint32_t r) {
+  if (r >= 'a' && r <= 'z') return r - ('a' - 'A');
+  if (r == 0x130 || r == 0x131) return 'I';
+  if (r == 0x17F) return 'S';
+  if (r == 0x212A) return 'K';
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<Value> Parse(std::string_view data) { return Parser(data).ParseDocument(); }
+
+std::string QuoteChar(unsigned char c) {
+  if (c == '\'') return "'\\''";
+  if (c == '"') return "'\"'";
+  switch (c) {
+    case '\a':
+      return "'\\a'";
+    case '\b':
+      return "'\\b'";
+    case '\f':
+      return "'\\f'";
+    case '\n':
+      return "'\\n'";
+    case '\r':
+      return "'\\r'";
+    case '\t':
+      return "'\\t'";
+    case '\v':
+      return "'\\v'";
+    case '\\':
+      return "'\\\\'";
+    default:
+      break;
+  }
+  if (c < 0x20 || c == 0x7F) return fmt::format("'\\x{:02x}'", c);
+  if (c < 0x80) return fmt::format("'{}'", static_cast<char>(c));
+  // string(byte) in Go is the rune U+00cc; strconv.Quote prints it if printable.
+  if (c < 0xA0 || c == 0xAD) return fmt::format("'\\u{:04x}'", c);
+  std::string s = "'";
+  AppendRune(s, c);
+  s += "'";
+  return s;
+}
+
+std::string StrconvQuote(std::string_view s) {
+  std::string out = "\"";
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      switch (b) {
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\a':
+          out += "\\a";
+          break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\v':
+          out += "\\v";
+          break;
+        default:
+          if (b < 0x20 || b == 0x7F) {
+            fmt::format_to(std::back_inserter(out), "\\x{:02x}", b);
+          } else {
+            out.push_back(static_cast<char>(b));
+          }
+      }
+      ++i;
+      continue;
+    }
+    auto [rune, size] = DecodeRune(s, i);
+    if (rune == 0xFFFD && size == 1) {
+      fmt::format_to(std::back_inserter(out), "\\x{:02x}", b);
+    } else if ((rune >= 0x80 && rune < 0xA0) || rune == 0xAD || rune == 0x2028 ||
+               rune == 0x2029 || rune == 0xFEFF) {
+      fmt::format_to(std::back_inserter(out), "\\u{:04x}", rune);
+    } else {
+      out.append(s.substr(i, size));
+    }
+    i += size;
+  }
+  out += "\"";
+  return out;
+}
+
+void AppendQuoted(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      switch (b) {
+        case '\\':
+        case '"':
+          out.push_back('\\');
+          out.push_back(static_cast<char>(b));
+          break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        default:
+          if (b < 0x20 || b == '<' || b == '>' || b == '&') {
+            out += "\\u00";
+            out.push_back(kHex[b >> 4]);
+            out.push_back(kHex[b & 0xF]);
+          } else {
+            out.push_back(static_cast<char>(b));
+          }
+      }
+      ++i;
+      continue;
+    }
+    auto [rune, size] = DecodeRune(s, i);
+    if (rune == 0xFFFD && size == 1) {
+      out += "\\ufffd";
+    } else if (rune == 0x2028 || rune == 0x2029) {
+      out += "\\u202";
+      out.push_back(kHex[rune & 0xF]);
+    } else {
+      out.append(s.substr(i, size));
+    }
+    i += size;
+  }
+  out.push_back('"');
+}
+
+std::string Quote(std::string_view s) {
+  std::string out;
+  AppendQuoted(out, s);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Decoder
+
+std::string Decoder::TypeErrorMessage(std::string_view value_desc, std::string_view go_type,
+                                      std::string_view extra_field) const {
+  if (has_context_ && (!struct_name_.empty() || !field_stack_.empty())) {
+    std::string field;
+    for (const std::string& f : field_stack_) {
+      if (!field.empty()) field += '.';
+      field += f;
+    }
+    if (!extra_field.empty()) {
+      if (!field.empty()) field += '.';
+      field += extra_field;
+    }
+    return fmt::format("json: cannot unmarshal {} into Go struct field {}.{} of type {}",
+                       value_desc, struct_name_, field, go_type);
+  }
+  return fmt::format("json: cannot unmarshal {} into Go value of type {}", value_desc, go_type);
+}
+
+void Decoder::SaveTypeError(std::string_view value_desc, std::string_view go_type) {
+  if (!saved_error_) saved_error_ = TypeErrorMessage(value_desc, go_type);
+}
+
+void Decoder::SaveError(std::string message) {
+  if (!saved_error_) saved_error_ = std::move(message);
+}
+
+Decoder::FieldScope::FieldScope(Decoder& d, std::string_view struct_name,
+                                const std::vector<std::string_view>& embedded_path,
+                                std::string_view json_name)
+    : d_(d), saved_depth_(d.field_stack_.size()), saved_struct_(d.struct_name_) {
+  d_.has_context_ = true;
+  for (std::string_view e : embedded_path) d_.field_stack_.emplace_back(e);
+  d_.struct_name_ = std::string(struct_name);
+  d_.field_stack_.emplace_back(json_name);
+}
+
+Decoder::FieldScope::~FieldScope() {
+  d_.field_stack_.resize(saved_depth_);
+  // Go keeps the allocated errorContext once created; only its contents are restored.
+  d_.struct_name_ = saved_struct_;
+}
+
+std::string_view KindName(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::kNull:
+      return "null";
+    case Value::Kind::kBool:
+      return "bool";
+    case Value::Kind::kNumber:
+      return "number";
+    case Value::Kind::kString:
+      return "string";
+    case Value::Kind::kArray:
+      return "array";
+    case Value::Kind::kObject:
+      return "object";
+  }
+  return "value";
+}
+
+std::optional<uint64_t> ParseGoUint64(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  uint64_t value = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    uint64_t d = static_cast<uint64_t>(c - '0');
+    if (value > (UINT64_MAX - d) / 10) return std::nullopt;
+    value = value * 10 + d;
+  }
+  return value;
+}
+
+std::optional<int64_t> ParseGoInt64(std::string_view s) {
+  bool negative = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  std::optional<uint64_t> u = ParseGoUint64(s);
+  if (!u) return std::nullopt;
+  if (negative) {
+    if (*u > (uint64_t{1} << 63)) return std::nullopt;
+    return static_cast<int64_t>(0 - *u);
+  }
+  if (*u > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  return static_cast<int64_t>(*u);
+}
+
+void DecodeString(Decoder& d, const Value& v, std::string& out, std::string_view go_type) {
+  if (v.kind == Value::Kind::kNull) return;
+  if (v.kind == Value::Kind::kString) {
+    out = v.text;
+    return;
+  }
+  d.SaveTypeError(KindName(v), go_type);
+}
+
+void DecodeUint64(Decoder& d, const Value& v, uint64_t& out, std::string_view go_type) {
+  if (v.kind == Value::Kind::kNull) return;
+  if (v.kind != Value::Kind::kNumber) {
+    d.SaveTypeError(KindName(v), go_type);
+    return;
+  }
+  // Go: strconv.ParseUint(literal, 10, 64); fractions and exponents fail.
+  std::optional<uint64_t> n = ParseGoUint64(v.text);
+  if (!n) {
+    d.SaveTypeError("number " + v.text, go_type);
+    return;
+  }
+  out = *n;
+}
+
+void DecodeInt64(Decoder& d, const Value& v, int64_t& out, std::string_view go_type) {
+  if (v.kind == Value::Kind::kNull) return;
+  if (v.kind != Value::Kind::kNumber) {
+    d.SaveTypeError(KindName(v), go_type);
+    return;
+  }
+  std::optional<int64_t> n = ParseGoInt64(v.text);
+  if (!n) {
+    d.SaveTypeError("number " + v.text, go_type);
+    return;
+  }
+  out = *n;
+}
+
+bool GoFoldEqual(std::string_view key, std::string_view field_name) {
+  size_t i = 0, j = 0;
+  while (i < key.size() && j < field_name.size()) {
+    auto [r, size] = DecodeRune(key, i);
+    uint32_t f = static_cast<unsigned char>(field_name[j]);
+    if (FoldRune(r) != FoldRune(f)) return false;
+    i += size;
+    ++j;
+  }
+  return i == key.size() && j == field_name.size();
+}
+
+absl::Status DecodeStruct(Decoder& d, const Value& v, std::string_view struct_name,
+                          std::string_view go_type, const std::vector<FieldSpec>& fields) {
+  if (v.kind == Value::Kind::kNull) return absl::OkStatus();
+  if (v.kind != Value::Kind::kObject) {
+    d.SaveTypeError(KindName(v), go_type);
+    return absl::OkStatus();
+  }
+  for (const auto& [key, member] : v.object) {
+    const FieldSpec* match = nullptr;
+    for (const FieldSpec& f : fields) {
+      if (f.json_name == key) {
+        match = &f;
+        break;
+      }
+    }
+    if (match == nullptr) {
+      for (const FieldSpec& f : fields) {
+        if (GoFoldEqual(key, f.json_name)) {
+          match = &f;
+          break;
+        }
+      }
+    }
+    if (match == nullptr) continue;  // unknown keys are ignored
+    Decoder::FieldScope scope(d, struct_name, match->embedded_path, match->json_name);
+    absl::Status s = match->decode(d, member);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Unmarshal(std::string_view data,
+                       const std::function<absl::Status(Decoder&, const Value&)>& decode_top) {
+  absl::StatusOr<Value> doc = Parse(data);
+  if (!doc.ok()) return doc.status();
+  Decoder d;
+  absl::Status s = decode_top(d, *doc);
+  if (!s.ok()) return s;
+  if (d.saved_error()) return absl::InvalidArgumentError(*d.saved_error());
+  return absl::OkStatus();
+}
+
+}  // namespace podtopo::checkpoint::gojson
