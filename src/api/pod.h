@@ -66,8 +66,11 @@ struct Pod {
 
   std::string Key() const { return namespace_name + "/" + name; }
   // The kubelet's resourcehelper.IsPodLevelResourcesSet: spec.resources has a cpu or memory
-  // request or limit (or a hugepages one).
+  // request or limit (or a hugepages one). Zero quantities count: only the keys are looked at.
   bool HasPodLevelResources() const;
+  // resourcehelper.IsPodLevelRequestsSet / IsPodLevelLimitsSet: the same, for one side only.
+  bool HasPodLevelRequests() const;
+  bool HasPodLevelLimits() const;
   // Init containers, then app containers (the order admission walks them).
   std::vector<const Container*> InitAndAppContainers() const;
   const Container* FindContainer(const std::string& name) const;
@@ -76,14 +79,45 @@ struct Pod {
 enum class QosClass { kGuaranteed, kBurstable, kBestEffort };
 const char* QosClassName(QosClass qos);  // "Guaranteed", "Burstable", "BestEffort"
 
-// v1qos.GetPodQOS with the pod-level rules of KEP-2837 (PodLevelResources on): when
-// spec.resources is set it alone decides for the resources it names; zero quantities count
-// as unset. `pod_level_resources_enabled` is the PodLevelResources gate.
-QosClass GetPodQos(const Pod& pod, bool pod_level_resources_enabled = true);
+// v1qos.GetPodQOS (ComputePodQOS) with the pod-level rules of KEP-2837. Only cpu and memory
+// count (hugepages and extended resources do not); zero quantities count as unset; init
+// containers count, ephemeral containers do not.
+//  * With pod-level resources in play, spec.resources ALONE decides, for both cpu and memory:
+//    Guaranteed iff its limits name both cpu and memory (non-zero) and every non-zero request
+//    equals its limit; a resource the pod level does not name is not taken from the
+//    containers (a pod-level stanza with only cpu is Burstable).
+//  * Otherwise: summed over init and app containers, every container has non-zero cpu and
+//    memory limits and the sums of requests equal the sums of limits -> Guaranteed; nothing
+//    set anywhere -> BestEffort; else Burstable.
+// "Pod-level resources in play" is `pod_level_resources_enabled` (the PodLevelResources gate)
+// and, with `fix_kubelet_qos_class` (the PodLevelResourcesFixKubeletQOSClass gate, on by
+// default since v1.36), HasPodLevelResources(); without the fix any spec.resources stanza,
+// even an empty one (`resources: {}`), takes the pod-level branch (k/k #135082).
+QosClass GetPodQos(const Pod& pod, bool pod_level_resources_enabled = true,
+                   bool fix_kubelet_qos_class = true);
 
 // cm/qos IsContainerEquivalentQOSGuaranteed: cpu and memory requests are non-zero and equal
 // to their limits.
 bool IsContainerEquivalentQosGuaranteed(const Container& container);
+
+// "hugepages-2Mi", "hugepages-1Gi", ...
+bool IsHugePageResourceName(const std::string& name);
+// resourcehelper.IsSupportedPodLevelResource: cpu, memory and hugepages-*.
+bool IsSupportedPodLevelResource(const std::string& name);
+
+// resourcehelper.AggregateContainerRequests / AggregateContainerLimits: the KEP-753 sidecar
+// formula over init and app containers (ephemeral containers never count), per resource:
+//   max(sum(app) + sum(sidecars), max_i(init_i + sum(sidecars declared before init_i)))
+// A resource no container names is absent from the result.
+ResourceList AggregateContainerRequests(const Pod& pod);
+ResourceList AggregateContainerLimits(const Pod& pod);
+
+// resourcehelper.PodRequests / PodLimits without overhead: the container aggregate, with
+// each supported pod-level value (cpu, memory, hugepages-*) replacing it when the pod sets
+// pod-level requests (PodRequests) or any pod-level resources (PodLimits). With
+// `pod_level_resources_enabled` false the pod level is ignored.
+ResourceList PodRequests(const Pod& pod, bool pod_level_resources_enabled = true);
+ResourceList PodLimits(const Pod& pod, bool pod_level_resources_enabled = true);
 
 }  // namespace podtopo
 
