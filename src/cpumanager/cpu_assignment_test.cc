@@ -1,12 +1,18 @@
 #include "cpumanager/cpu_assignment.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -48,6 +54,8 @@ struct VectorCase {
   json c;
   size_t index;
 };
+
+void PrintTo(const VectorCase& v, std::ostream* os) { *os << v.c["id"].get<std::string>(); }
 
 std::vector<VectorCase> LoadCases(const char* table) {
   json all = testing::LoadVectors("cpu_take_cases.json");
@@ -346,6 +354,356 @@ TEST(PackedTest, SameTopologyObjectMutatedBetweenCalls) {
   EXPECT_EQ(after->String(), "1,129");
 }
 
+// ---- A literal reference model (spec 3.1-3.5) ----
+//
+// Written straight from the spec with the kubelet's data shapes: a CPU map filtered with
+// KeepOnly, sets of element ids, and Go slices with real shared backing arrays. It is slow
+// and allocation-heavy on purpose; the property tests below check that the optimized
+// implementation agrees with it exactly, on regular and irregular topologies.
+namespace ref {
+
+using Details = std::map<int, CpuInfo>;
+
+Details KeepOnly(const Details& d, const CpuSet& keep) {
+  Details out;
+  for (const auto& [cpu, info] : d) {
+    if (keep.Contains(cpu)) out.emplace(cpu, info);
+  }
+  return out;
+}
+
+CpuSet CpusOf(const Details& d) {
+  CpuSet out;
+  for (const auto& [cpu, info] : d) out.Add(cpu);
+  return out;
+}
+
+// Ids of `field` over CPUs whose `filter_field` is in `filter` (all CPUs when filter is null).
+std::set<int> Ids(const Details& d, int CpuInfo::*field, int CpuInfo::*filter_field = nullptr,
+                  int filter = 0) {
+  std::set<int> out;
+  for (const auto& [cpu, info] : d) {
+    if (filter_field == nullptr || info.*filter_field == filter) out.insert(info.*field);
+  }
+  return out;
+}
+
+CpuSet CpusWhere(const Details& d, int CpuInfo::*field, const std::set<int>& ids) {
+  CpuSet out;
+  for (const auto& [cpu, info] : d) {
+    if (ids.count(info.*field) != 0) out.Add(cpu);
+  }
+  return out;
+}
+
+// Go slices of int: a shared backing array, a length and a capacity.
+struct Slice {
+  std::shared_ptr<std::vector<int>> array;
+  int len = 0;
+  int cap = 0;
+  std::vector<int> Elems() const {
+    return array ? std::vector<int>(array->begin(), array->begin() + len) : std::vector<int>();
+  }
+};
+
+Slice Append(const Slice& s, int x) {
+  if (s.len < s.cap) {
+    (*s.array)[static_cast<size_t>(s.len)] = x;
+    return {s.array, s.len + 1, s.cap};
+  }
+  int cap = s.cap == 0 ? 1 : 2 * s.cap;  // growslice for small []int
+  auto array = std::make_shared<std::vector<int>>(static_cast<size_t>(cap));
+  for (int i = 0; i < s.len; ++i) (*array)[static_cast<size_t>(i)] = (*s.array)[static_cast<size_t>(i)];
+  (*array)[static_cast<size_t>(s.len)] = x;
+  return {array, s.len + 1, cap};
+}
+
+// iterateCombinations; f returns true to break.
+bool Combos(const std::vector<int>& n, int k, int start, const Slice& accum,
+            const std::function<bool(const Slice&)>& f) {
+  if (k == 0) return f(accum);
+  for (int i = start; i <= static_cast<int>(n.size()) - k; ++i) {
+    if (Combos(n, k - 1, i + 1, Append(accum, n[static_cast<size_t>(i)]), f)) return true;
+  }
+  return false;
+}
+void IterateCombinations(const std::vector<int>& n, int k,
+                         const std::function<bool(const Slice&)>& f) {
+  if (k >= 1) Combos(n, k, 0, Slice{}, f);
+}
+
+double StdDev(const std::map<int, int>& m) {
+  double sum = 0;
+  for (const auto& [k, v] : m) sum += v;
+  double mean = std::round(sum / static_cast<double>(m.size()) * 1000) / 1000;
+  double sq = 0;
+  for (const auto& [k, v] : m) sq += (v - mean) * (v - mean);
+  return std::round(std::sqrt(sq / static_cast<double>(m.size())) * 1000) / 1000;
+}
+
+struct Acc {
+  const CpuTopology& topo;
+  Details all, details;
+  int need;
+  CpuSet result;
+  bool spread;
+
+  Acc(const CpuTopology& t, const CpuSet& available, int n, CpuSortingStrategy s)
+      : topo(t), need(n), spread(s == CpuSortingStrategy::kSpread) {
+    t.AllCpus().ForEach([&](int cpu) { all.emplace(cpu, *t.Info(cpu)); });
+    details = KeepOnly(all, available);
+  }
+  bool NumaFirst() const { return topo.num_sockets >= topo.num_numa_nodes; }
+  bool Satisfied() const { return need < 1; }
+  bool Failed() const { return need > static_cast<int>(details.size()); }
+  void Take(const CpuSet& cpus) {
+    result.UnionWith(cpus);
+    details = KeepOnly(details, CpusOf(details).Difference(result));
+    need -= cpus.Size();
+  }
+  int Avail(int CpuInfo::*field, int id) const { return CpusWhere(details, field, {id}).Size(); }
+  void Sort(std::vector<int>& ids, int CpuInfo::*field) const {
+    std::stable_sort(ids.begin(), ids.end(), [&](int a, int b) {
+      int ca = Avail(field, a), cb = Avail(field, b);
+      return ca != cb ? ca < cb : a < b;
+    });
+  }
+  std::vector<int> Sorted(std::set<int> ids, int CpuInfo::*field) const {
+    std::vector<int> v(ids.begin(), ids.end());
+    Sort(v, field);
+    return v;
+  }
+  std::vector<int> Numas() const {
+    if (NumaFirst()) return Sorted(Ids(details, &CpuInfo::numa), &CpuInfo::numa);
+    std::vector<int> out;
+    for (int s : Sockets()) {
+      for (int m : Sorted(Ids(details, &CpuInfo::numa, &CpuInfo::socket, s), &CpuInfo::numa)) out.push_back(m);
+    }
+    return out;
+  }
+  std::vector<int> Sockets() const {
+    if (!NumaFirst()) return Sorted(Ids(details, &CpuInfo::socket), &CpuInfo::socket);
+    std::vector<int> out;
+    for (int m : Numas()) {
+      for (int s : Sorted(Ids(details, &CpuInfo::socket, &CpuInfo::numa, m), &CpuInfo::socket)) out.push_back(s);
+    }
+    return out;
+  }
+  std::vector<int> Cores() const {
+    std::vector<int> out;
+    if (NumaFirst()) {
+      for (int s : Sockets()) {
+        for (int c : Sorted(Ids(details, &CpuInfo::core, &CpuInfo::socket, s), &CpuInfo::core)) out.push_back(c);
+      }
+    } else {
+      for (int m : Numas()) {
+        for (int c : Sorted(Ids(details, &CpuInfo::core, &CpuInfo::numa, m), &CpuInfo::core)) out.push_back(c);
+      }
+    }
+    return out;
+  }
+  std::vector<int> Uncores() const {
+    std::vector<int> out;
+    for (int m : Numas()) {
+      for (int u : Sorted(Ids(details, &CpuInfo::uncore, &CpuInfo::numa, m), &CpuInfo::uncore)) out.push_back(u);
+    }
+    return out;
+  }
+  std::vector<int> Cpus() const {
+    std::vector<int> out;
+    if (spread) {
+      for (int s : Sockets()) CpusWhere(details, &CpuInfo::socket, {s}).ForEach([&](int c) { out.push_back(c); });
+    } else {
+      for (int c : Cores()) CpusWhere(details, &CpuInfo::core, {c}).ForEach([&](int x) { out.push_back(x); });
+    }
+    return out;
+  }
+  void TakeFull(const std::vector<int>& sorted, int CpuInfo::*field, int header_free) {
+    std::vector<int> free;
+    for (int e : sorted) {
+      int full = header_free >= 0 ? header_free : CpusWhere(all, field, {e}).Size();
+      if (Avail(field, e) == full) free.push_back(e);
+    }
+    for (int e : free) {
+      CpuSet cpus = CpusWhere(all, field, {e});
+      if (need >= cpus.Size()) Take(cpus);
+    }
+  }
+  void FullNumas() { TakeFull(Numas(), &CpuInfo::numa, -1); }
+  void FullSockets() { TakeFull(Sockets(), &CpuInfo::socket, topo.CpusPerSocket()); }
+  void FullCores() { TakeFull(Cores(), &CpuInfo::core, topo.CpusPerCore()); }
+  void FullUncores() { TakeFull(Uncores(), &CpuInfo::uncore, -1); }
+  bool PartialUncore(int u) {
+    int cpc = topo.CpusPerCore();
+    if (cpc <= 0) return false;
+    int cores_needed = (need + cpc - 1) / cpc;
+    std::set<int> cores = Ids(details, &CpuInfo::core, &CpuInfo::uncore, u);
+    std::set<int> chosen;
+    for (int c : cores) {
+      if (static_cast<int>(chosen.size()) < cores_needed) chosen.insert(c);
+    }
+    std::vector<int> free = CpusWhere(details, &CpuInfo::core, chosen).List();
+    if (need % 2 != 0 && cpc > 1 && static_cast<int>(free.size()) > need) free.pop_back();
+    if (static_cast<int>(free.size()) == need) Take(CpuSet(free));
+    return true;
+  }
+  bool Uncore() {
+    for (int u : Uncores()) {
+      if (need >= topo.CpusPerUncore()) FullUncores();
+      if (Satisfied()) return true;
+      if (!PartialUncore(u)) return false;
+      if (Satisfied()) return true;
+    }
+    return true;
+  }
+};
+
+absl::StatusOr<CpuSet> Packed(const CpuTopology& topo, const CpuSet& available, int n,
+                              CpuSortingStrategy s, bool uncore) {
+  Acc a(topo, available, n, s);
+  if (a.Satisfied()) return a.result;
+  if (a.Failed()) {
+    return absl::ResourceExhaustedError(fmt::format(
+        "not enough cpus available to satisfy request: requested={}, available={}", n,
+        available.Size()));
+  }
+  if (a.NumaFirst()) a.FullNumas(); else a.FullSockets();
+  if (a.Satisfied()) return a.result;
+  if (a.NumaFirst()) a.FullSockets(); else a.FullNumas();
+  if (a.Satisfied()) return a.result;
+  if (uncore) {
+    if (!a.Uncore()) return absl::InternalError("divide by zero");
+    if (a.Satisfied()) return a.result;
+  }
+  if (!a.spread) {
+    a.FullCores();
+    if (a.Satisfied()) return a.result;
+  }
+  for (int cpu : a.Cpus()) {
+    a.Take(CpuSet{cpu});
+    if (a.Satisfied()) return a.result;
+  }
+  return absl::InternalError("failed to allocate cpus");
+}
+
+absl::StatusOr<CpuSet> Distributed(const CpuTopology& topo, const CpuSet& available, int n,
+                                   int g, CpuSortingStrategy s, bool align, int hint) {
+  if (n % g != 0) return Packed(topo, available, n, s, false);
+  Acc a(topo, available, n, s);
+  if (a.Satisfied()) return a.result;
+  if (a.Failed()) return Packed(topo, available, n, s, false);  // same error text
+  std::vector<int> numas = a.Numas();
+  auto numa_avail = [&](int m) { return a.Avail(&CpuInfo::numa, m); };
+  int groups_total = (static_cast<int>(a.all.size()) - 1) / g + 1;
+  int per_numa = (groups_total - 1) / static_cast<int>(Ids(a.all, &CpuInfo::numa).size()) + 1;
+  int needed = (a.need - 1) / g + 1;
+  int min_k = (needed - 1) / per_numa + 1;
+  int max_k = std::min(needed, static_cast<int>(Ids(a.details, &CpuInfo::numa).size()));
+  if (hint > 0 && hint > min_k && hint <= max_k) min_k = hint;
+  for (int k = min_k; k <= max_k; ++k) {
+    double best_balance = std::numeric_limits<double>::max();
+    Slice best_remainder, best_combo;
+    bool best_one_socket = false;
+    IterateCombinations(numas, k, [&](const Slice& combo_slice) {
+      if (best_balance == 0 && (!align || best_one_socket)) return true;
+      std::vector<int> combo = combo_slice.Elems();
+      std::set<int> combo_set(combo.begin(), combo.end());
+      if (CpusWhere(a.details, &CpuInfo::numa, combo_set).Size() < n) return false;
+      int groups = 0;
+      for (int m : combo) groups += numa_avail(m) / g;
+      if (groups * g < n) return false;
+      int distribution = n / k / g * g;
+      if (align) {
+        for (int m : combo) distribution = std::min(distribution, numa_avail(m) / g * g);
+      }
+      for (int m : combo) {
+        if (numa_avail(m) < distribution) return false;
+      }
+      std::map<int, int> after;
+      for (int m : numas) after[m] = numa_avail(m);
+      for (int m : combo) after[m] -= distribution;
+      int remainder = n - distribution * k;
+      std::vector<int> rc;
+      for (int m : combo) {
+        if (after[m] >= g) rc.push_back(m);
+      }
+      double best_local = std::numeric_limits<double>::max();
+      Slice best_local_remainder;
+      if (remainder == 0) best_local = StdDev(after);
+      for (int kk = static_cast<int>(rc.size()); remainder > 0 && kk >= 1; --kk) {
+        IterateCombinations(rc, kk, [&](const Slice& sub_slice) {
+          std::vector<int> sub = sub_slice.Elems();
+          std::map<int, int> left_after = after;
+          int whole = 0;
+          for (int m : sub) whole += left_after[m] / g;
+          if (whole * g < remainder) return false;
+          int left = remainder;
+          while (left > 0) {
+            bool progress = false;
+            for (int m : sub) {
+              if (left == 0) break;
+              if (left_after[m] < g) continue;
+              left_after[m] -= g;
+              left -= g;
+              progress = true;
+            }
+            if (!progress) return false;
+          }
+          double balance = StdDev(left_after);
+          if (balance < best_local) {
+            best_local = balance;
+            best_local_remainder = sub_slice;
+          }
+          return false;
+        });
+      }
+      bool same = align && topo.AreNumaNodesInSameSocket(combo);
+      bool better = best_local < best_balance;
+      if (align && same != best_one_socket) better = same;
+      if (better) {
+        best_balance = best_local;
+        best_remainder = best_local_remainder;
+        best_combo = combo_slice;
+        if (align) best_one_socket = same;
+      }
+      return false;
+    });
+    if (!best_combo.array) continue;
+    std::vector<int> combo = best_combo.Elems();
+    int distribution = n / static_cast<int>(combo.size()) / g * g;
+    for (int m : combo) distribution = std::min(distribution, numa_avail(m) / g * g);
+    auto take_from = [&](int m, int count) {
+      auto cpus = Packed(topo, CpusWhere(a.details, &CpuInfo::numa, {m}), count, s, false);
+      a.Take(cpus.ok() ? *cpus : CpuSet());
+    };
+    for (int m : combo) take_from(m, distribution);
+    int remainder = n - distribution * static_cast<int>(combo.size());
+    while (remainder > 0) {
+      bool progress = false;
+      for (int m : best_remainder.Elems()) {
+        if (remainder == 0) break;
+        if (numa_avail(m) < g) continue;
+        take_from(m, g);
+        remainder -= g;
+        progress = true;
+      }
+      if (!progress) break;
+    }
+    if (a.need > 0) {
+      return absl::InternalError(
+          fmt::format("accounting error, not enough CPUs allocated, remaining: {}", a.need));
+    }
+    if (a.need < 0) {
+      return absl::InternalError(
+          fmt::format("accounting error, too many CPUs allocated, remaining: {}", a.need));
+    }
+    return a.result;
+  }
+  return Packed(topo, available, n, s, false);
+}
+
+}  // namespace ref
+
 // ---- Property tests ----
 
 struct RandomTopology {
@@ -555,6 +913,104 @@ RC_GTEST_PROP(TakePropertyTest, LeftoversBelowGroupSizeTerminate, ()) {
     return;
   }
   CheckRegularResult(got, free, n);
+}
+
+
+// The optimized implementation agrees with the literal reference model, results and error
+// texts, on regular and irregular topologies.
+void CheckAgainstReference(const RandomTopology& r) {
+  const CpuSet free = GenFree(r.topo);
+  const int n = GenCount(free);
+  const CpuSortingStrategy strategy = GenStrategy();
+  if (*rc::gen::arbitrary<bool>()) {
+    const bool uncore = *rc::gen::arbitrary<bool>();
+    auto got = TakeByTopologyNumaPacked(r.topo, free, n, strategy, uncore);
+    auto want = ref::Packed(r.topo, free, n, strategy, uncore);
+    RC_ASSERT(got.ok() == want.ok());
+    if (want.ok()) {
+      RC_ASSERT(got->String() == want->String());
+    } else if (want.status().code() != absl::StatusCode::kInternal) {
+      RC_ASSERT(got.status() == want.status());
+    }
+  } else {
+    const int g = *rc::gen::inRange(1, 5);
+    const bool align = *rc::gen::arbitrary<bool>();
+    const int hint = *rc::gen::inRange(0, r.num_numa + 2);
+    auto got = TakeByTopologyNumaDistributed(r.topo, free, n, g, strategy, align, hint);
+    auto want = ref::Distributed(r.topo, free, n, g, strategy, align, hint);
+    RC_ASSERT(got.ok() == want.ok());
+    if (want.ok()) {
+      RC_ASSERT(got->String() == want->String());
+    } else {
+      RC_ASSERT(got.status().message() == want.status().message());
+    }
+  }
+}
+
+RC_GTEST_PROP(ReferenceModelTest, RegularTopologies, ()) { CheckAgainstReference(GenRegular()); }
+
+// 5-9 NUMA nodes and large requests, so that the distributed search reaches k >= 4 where
+// Go's append shares backing arrays between combinations.
+RC_GTEST_PROP(ReferenceModelTest, ManyNumaLargeRequests, ()) {
+  RandomTopology r;
+  const int numas = *rc::gen::inRange(5, 10);
+  const int sockets = *rc::gen::inRange(1, 3);
+  const int cores = *rc::gen::inRange(1, 5);
+  const int threads = *rc::gen::inRange(1, 3);
+  const int total_cores = numas * cores;
+  for (int core = 0; core < total_cores; ++core) {
+    const int numa = core / cores;
+    for (int th = 0; th < threads; ++th) {
+      r.topo.AddCpu(core + th * total_cores, {.numa = numa,
+                                               .socket = numa * sockets / numas,
+                                               .core = core,
+                                               .uncore = numa});
+    }
+  }
+  r.topo.SetCountsFromCpus();
+  r.num_numa = numas;
+  CpuSet free;
+  const int percent = *rc::gen::inRange(60, 101);
+  r.topo.AllCpus().ForEach([&](int cpu) {
+    if (*rc::gen::inRange(0, 100) < percent) free.Add(cpu);
+  });
+  const int n = *rc::gen::inRange(free.Size() * 3 / 8, free.Size() + 1);
+  const int g = *rc::gen::element(1, 1, 2, threads);
+  const bool align = *rc::gen::arbitrary<bool>();
+  const CpuSortingStrategy strategy = GenStrategy();
+  auto got = TakeByTopologyNumaDistributed(r.topo, free, n, g, strategy, align, 0);
+  auto want = ref::Distributed(r.topo, free, n, g, strategy, align, 0);
+  RC_ASSERT(got.ok() == want.ok());
+  if (want.ok()) {
+    RC_ASSERT(got->String() == want->String());
+  } else {
+    RC_ASSERT(got.status().message() == want.status().message());
+    RC_TAG("error");
+  }
+}
+
+RC_GTEST_PROP(ReferenceModelTest, IrregularTopologies, ()) {
+  CheckAgainstReference(GenIrregular());
+}
+
+TEST(ReferenceModelTest, AgreesOnTheVectorTables) {
+  for (const char* table : {"cases", "derived_quirk_cases"}) {
+    for (const VectorCase& v : LoadCases(table)) {
+      const json& c = v.c;
+      const CpuTopology& topo = testing::FakeTopology(c["topology"].get<std::string>());
+      CpuSet available = Cpus(c["available"].get<std::string>());
+      int n = c["num_cpus"].get<int>();
+      absl::StatusOr<CpuSet> want =
+          c["function"] == "takeByTopologyNUMAPacked"
+              ? ref::Packed(topo, available, n, Strategy(c),
+                            BoolField(c, "prefer_align_by_uncore_cache"))
+              : ref::Distributed(topo, available, n, c["cpu_group_size"].get<int>(), Strategy(c),
+                                 BoolField(c, "align_by_socket"), 0);
+      absl::StatusOr<CpuSet> got = RunCase(c);
+      ASSERT_EQ(got.ok(), want.ok()) << c["id"];
+      if (want.ok()) EXPECT_EQ(got->String(), want->String()) << c["id"];
+    }
+  }
 }
 
 }  // namespace
