@@ -561,8 +561,10 @@ absl::StatusOr<CpuCheckpoint> RestoreCpuCheckpoint(std::string_view contents,
   };
   absl::StatusOr<Loaded> loaded = LoadChain(contents, options.pod_level_resource_managers);
   if (!loaded.ok()) {
-    std::string message = WrapRestoreError(std::string(loaded.status().message()), path);
-    if (LooksLikeV1(contents)) {
+    const std::string err(loaded.status().message());
+    std::string message = WrapRestoreError(err, path);
+    // A V4 hard failure is about the V4 payload; otherwise say why a V1 file is refused.
+    if (err.rfind("could not load v4 checkpoint", 0) != 0 && LooksLikeV1(contents)) {
       message +=
           " (note: this is a V1 checkpoint - entries keyed by container ID, written by "
           "kubelet <= 1.17 - which kubelet v1.37 no longer reads; only V2, V3 and V4 are "
