@@ -48,6 +48,7 @@
 #include <functional>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "fmt/format.h"
 #include "topologymanager/policy_internal.h"
 
@@ -216,18 +217,18 @@ std::vector<uint64_t> AchievableMerges(uint64_t default_mask,
   const int n = std::popcount(default_mask);
   if (n > kMaxDenseBits || strategy == ClosureStrategy::kSparse) {
     std::vector<uint64_t> present = {default_mask};
-    std::vector<uint64_t> next;
+    absl::flat_hash_set<uint64_t> next;
     for (const auto& list : lists) {
       next.clear();
       for (uint64_t s : present) {
         for (uint64_t a : list) {
-          if (uint64_t z = s & a; z != 0) next.push_back(z);
+          if (uint64_t z = s & a; z != 0) next.insert(z);
         }
       }
-      SortUnique(next);
       if (next.empty()) return {};
-      present.swap(next);
+      present.assign(next.begin(), next.end());
     }
+    SortUnique(present);
     return present;
   }
 
