@@ -1,0 +1,869 @@
+#include "memorymanager/static_policy.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "admission/admission_error.h"
+#include "fmt/format.h"
+#include "memorymanager/reserved_memory.h"
+
+namespace podtopo::memorymanager {
+namespace {
+
+constexpr char kMemory[] = "memory";
+
+absl::Status MemoryError(const std::string& message) {
+  return absl::ResourceExhaustedError("[memorymanager] " + message);
+}
+
+std::vector<const Container*> InitThenApp(const Pod& pod) {
+  std::vector<const Container*> out;
+  for (const Container& c : pod.init_containers) out.push_back(&c);
+  for (const Container& c : pod.containers) out.push_back(&c);
+  return out;
+}
+
+// Lookups that treat a node or memory type missing from the machine state as zero memory
+// (where Go would dereference a nil pointer).
+const MemoryTable* Table(const NumaNodeMap& ms, int node, const std::string& type) {
+  auto n = ms.find(node);
+  if (n == ms.end()) return nullptr;
+  auto t = n->second.memory_map.find(type);
+  return t == n->second.memory_map.end() ? nullptr : &t->second;
+}
+
+uint64_t FreeOf(const NumaNodeMap& ms, int node, const std::string& type) {
+  const MemoryTable* t = Table(ms, node, type);
+  return t == nullptr ? 0 : t->free;
+}
+
+uint64_t AllocatableOf(const NumaNodeMap& ms, int node, const std::string& type) {
+  const MemoryTable* t = Table(ms, node, type);
+  return t == nullptr ? 0 : t->allocatable;
+}
+
+const NumaNodeState* Node(const NumaNodeMap& ms, int node) {
+  auto n = ms.find(node);
+  return n == ms.end() ? nullptr : &n->second;
+}
+
+bool AreGroupsEqual(std::vector<int> a, std::vector<int> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
+// isHintInGroup: every entry of `hint` is in `group`.
+bool IsHintInGroup(std::vector<int> hint, std::vector<int> group) {
+  std::sort(hint.begin(), hint.end());
+  std::sort(group.begin(), group.end());
+  size_t h = 0;
+  for (int g : group) {
+    if (h == hint.size()) return true;
+    if (g == hint[h]) ++h;
+  }
+  return h == hint.size();
+}
+
+bool IsAffinitySatisfyRequest(const NumaNodeMap& ms, BitMask mask,
+                              const RequestedResources& req) {
+  for (const auto& [type, size] : req) {
+    uint64_t free = 0;
+    for (int node : mask.GetBits()) free += FreeOf(ms, node, type);
+    if (free < size) return false;
+  }
+  return true;
+}
+
+bool IsAffinityViolatingNumaAllocations(const NumaNodeMap& ms, BitMask mask) {
+  std::vector<int> bits = mask.GetBits();
+  bool single = bits.size() == 1;
+  for (int node : bits) {
+    const NumaNodeState* ns = Node(ms, node);
+    if (ns == nullptr || ns->number_of_assignments == 0) continue;
+    if (single) continue;
+    if (ns->cells.size() == 1) return true;
+    if (!AreGroupsEqual(ns->cells, bits)) return true;
+  }
+  return false;
+}
+
+bool IsRegularInitContainer(const Pod& pod, const Container& container) {
+  for (const Container& c : pod.init_containers) {
+    if (c.name == container.name) return !c.IsRestartableInit();
+  }
+  return false;
+}
+
+// regenerateHints: one preferred hint per type from already-assigned blocks; nullopt when the
+// blocks do not match `req` exactly.
+std::optional<HintMap> RegenerateHints(const std::vector<Block>& blocks,
+                                       const RequestedResources& req) {
+  HintMap hints;
+  for (const auto& [type, size] : req) hints[type];
+  if (blocks.size() != req.size()) return std::nullopt;
+  for (const Block& b : blocks) {
+    auto it = req.find(b.type);
+    if (it == req.end()) return std::nullopt;
+    if (b.size != it->second) return std::nullopt;
+    absl::StatusOr<BitMask> mask = topologymanager::NewBitMask(b.numa_affinity);
+    if (!mask.ok()) return std::nullopt;
+    hints[b.type].push_back(TopologyHint{*mask, true});
+  }
+  return hints;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Free functions.
+
+absl::StatusOr<RequestedResources> GetContainerRequestedResources(const Pod& pod,
+                                                                  const Container& container,
+                                                                  bool pod_level_resource_managers) {
+  RequestedResources req;
+  // For pod-level resource management only "equivalent Guaranteed" containers get exclusive
+  // memory.
+  if (pod_level_resource_managers && pod.HasPodLevelResources() &&
+      !IsContainerEquivalentQosGuaranteed(container)) {
+    return req;
+  }
+  for (const auto& [name, quantity] : container.resources.requests) {
+    if (!IsMemoryResourceName(name)) continue;
+    std::optional<int64_t> v = QuantityAsInt64(quantity);
+    if (!v.has_value()) {
+      return absl::InvalidArgumentError("[memorymanager] failed to represent quantity as int64");
+    }
+    req[name] = static_cast<uint64_t>(*v);
+  }
+  return req;
+}
+
+absl::StatusOr<RequestedResources> GetPodRequestedResources(const Pod& pod,
+                                                            bool pod_level_resource_managers) {
+  if (pod_level_resource_managers && pod.HasPodLevelResources()) {
+    RequestedResources req;
+    for (const auto& [name, quantity] : pod.resources->requests) {
+      if (!IsMemoryResourceName(name)) continue;
+      std::optional<int64_t> v = QuantityAsInt64(quantity);
+      if (!v.has_value()) {
+        return absl::InvalidArgumentError(
+            "[memorymanager] failed to represent quantity as int64");
+      }
+      if (*v <= 0) continue;
+      req[name] = static_cast<uint64_t>(*v);
+    }
+    return req;
+  }
+
+  RequestedResources by_init;         // max over regular init containers (with sidecars so far)
+  RequestedResources by_restartable;  // sum of restartable init containers
+  for (const Container& c : pod.init_containers) {
+    absl::StatusOr<RequestedResources> r =
+        GetContainerRequestedResources(pod, c, pod_level_resource_managers);
+    if (!r.ok()) return r.status();
+    for (const auto& [name, qty] : *r) {
+      by_init.try_emplace(name, 0);
+      if (c.IsRestartableInit()) {
+        by_restartable[name] += qty;
+      } else if (by_restartable[name] + qty > by_init[name]) {
+        by_init[name] = by_restartable[name] + qty;
+      }
+    }
+  }
+  RequestedResources by_app;
+  for (const Container& c : pod.containers) {
+    absl::StatusOr<RequestedResources> r =
+        GetContainerRequestedResources(pod, c, pod_level_resource_managers);
+    if (!r.ok()) return r.status();
+    for (const auto& [name, qty] : *r) by_app[name] += qty;
+  }
+  // Only types some app container requests (the kubelet's behaviour; k/k #140816 is open).
+  RequestedResources req;
+  for (const auto& [name, app] : by_app) {
+    uint64_t long_running = app + by_restartable[name];
+    req[name] = std::max(long_running, by_init[name]);
+  }
+  return req;
+}
+
+void UpdateMachineState(NumaNodeMap& ms, const std::vector<int>& numa_affinity,
+                        const std::string& type, uint64_t size) {
+  for (int node : numa_affinity) {
+    auto n = ms.find(node);
+    if (n == ms.end()) continue;
+    n->second.number_of_assignments++;
+    n->second.cells = numa_affinity;
+    if (size == 0) continue;
+    auto t = n->second.memory_map.find(type);
+    if (t == n->second.memory_map.end()) continue;
+    MemoryTable& table = t->second;
+    if (table.free == 0) continue;
+    if (table.free >= size) {
+      table.reserved += size;
+      table.free -= size;
+      size = 0;
+      continue;
+    }
+    size -= table.free;
+    table.reserved += table.free;
+    table.free = 0;
+  }
+}
+
+void ReleaseMemory(NumaNodeMap& ms, const std::vector<Block>& blocks) {
+  for (const Block& b : blocks) {
+    uint64_t released = b.size;
+    for (int node : b.numa_affinity) {
+      auto n = ms.find(node);
+      if (n == ms.end()) continue;
+      n->second.number_of_assignments--;
+      if (n->second.number_of_assignments == 0) n->second.cells = {node};
+      if (released == 0) continue;
+      auto t = n->second.memory_map.find(b.type);
+      if (t == n->second.memory_map.end()) continue;
+      MemoryTable& table = t->second;
+      if (table.reserved == 0) continue;
+      if (table.reserved < released) {
+        released -= table.reserved;
+        table.free += table.reserved;
+        table.reserved = 0;
+        continue;
+      }
+      table.free += released;
+      table.reserved -= released;
+      released = 0;
+    }
+  }
+}
+
+TopologyHint FindBestHint(const std::vector<TopologyHint>& hints) {
+  TopologyHint best;
+  for (const TopologyHint& hint : hints) {
+    if (!best.affinity.has_value()) {
+      best = hint;
+      continue;
+    }
+    if (hint.preferred && !best.preferred) {
+      best = hint;
+      continue;
+    }
+    if (hint.preferred == best.preferred && hint.affinity.has_value() &&
+        hint.affinity->IsNarrowerThan(*best.affinity)) {
+      best = hint;
+    }
+  }
+  return best;
+}
+
+std::vector<Block> GetMemory(const MemoryState& state, const std::string& pod_uid,
+                             const std::string& container_name) {
+  const std::vector<Block>* blocks = state.GetMemoryBlocks(pod_uid, container_name);
+  return blocks == nullptr ? std::vector<Block>{} : *blocks;
+}
+
+std::vector<Block> GetPodMemory(const MemoryState& state, const std::string& pod_uid) {
+  const std::vector<Block>* blocks = state.GetPodMemoryBlocks(pod_uid);
+  return blocks == nullptr ? std::vector<Block>{} : *blocks;
+}
+
+std::vector<int> GetMemoryNumaNodes(const MemoryState& state, const std::string& pod_uid,
+                                    const std::string& container_name) {
+  std::set<int> nodes;
+  if (const std::vector<Block>* blocks = state.GetMemoryBlocks(pod_uid, container_name)) {
+    for (const Block& b : *blocks) nodes.insert(b.numa_affinity.begin(), b.numa_affinity.end());
+  }
+  return std::vector<int>(nodes.begin(), nodes.end());
+}
+
+// ---------------------------------------------------------------------------------------------
+// StaticPolicy.
+
+StaticPolicy::StaticPolicy(std::vector<MachineNumaNode> machine,
+                           SystemReservedMemory system_reserved, const AffinityStore* affinity,
+                           PolicyGates gates)
+    : machine_(std::move(machine)),
+      system_reserved_(std::move(system_reserved)),
+      affinity_(affinity),
+      gates_(gates) {}
+
+absl::StatusOr<StaticPolicy> StaticPolicy::New(std::vector<MachineNumaNode> machine,
+                                               SystemReservedMemory system_reserved,
+                                               const AffinityStore* affinity,
+                                               PolicyGates gates) {
+  uint64_t total = 0;
+  for (const auto& [node, types] : system_reserved) {
+    if (auto it = types.find(kMemory); it != types.end()) total += it->second;
+  }
+  if (total == 0) {
+    return absl::InvalidArgumentError(
+        "[memorymanager] you should specify the system reserved memory");
+  }
+  if (affinity == nullptr) {
+    return absl::InvalidArgumentError("[memorymanager] no topology affinity store given");
+  }
+  return StaticPolicy(std::move(machine), std::move(system_reserved), affinity, gates);
+}
+
+NumaNodeMap StaticPolicy::DefaultMachineState() const {
+  return memorymanager::DefaultMachineState(machine_, system_reserved_);
+}
+
+bool StaticPolicy::PodLevelManaged(const Pod& pod) const {
+  return gates_.pod_level_resource_managers && gates_.pod_level_resources &&
+         pod.HasPodLevelResources();
+}
+
+bool StaticPolicy::PodLevelSkipped(const Pod& pod) const {
+  return (!gates_.pod_level_resource_managers || !gates_.pod_level_resources) &&
+         pod.HasPodLevelResources();
+}
+
+absl::StatusOr<RequestedResources> StaticPolicy::ContainerRequestedResources(
+    const Pod& pod, const Container& c) const {
+  return GetContainerRequestedResources(pod, c, gates_.pod_level_resource_managers);
+}
+
+absl::StatusOr<RequestedResources> StaticPolicy::PodRequestedResources(const Pod& pod) const {
+  return GetPodRequestedResources(pod, gates_.pod_level_resource_managers);
+}
+
+uint64_t StaticPolicy::PodReusableMemory(const Pod& pod, BitMask mask,
+                                         const std::string& type) const {
+  auto p = init_containers_reusable_memory_.find(pod.uid);
+  if (p == init_containers_reusable_memory_.end()) return 0;
+  auto m = p->second.find(mask.String());
+  if (m == p->second.end()) return 0;
+  auto t = m->second.find(type);
+  return t == m->second.end() ? 0 : t->second;
+}
+
+HintMap StaticPolicy::CalculateHints(const NumaNodeMap& ms, const Pod& pod,
+                                     const RequestedResources& req) const {
+  std::vector<int> nodes;
+  for (const auto& [id, state] : ms) nodes.push_back(id);  // sorted: std::map
+  int min_affinity_size = static_cast<int>(nodes.size());
+
+  HintMap hints;
+  absl::Status iterated = topologymanager::IterateBitMasks(nodes, [&](BitMask mask) {
+    std::vector<int> bits = mask.GetBits();
+    bool single = bits.size() == 1;
+
+    // Enough allocatable memory of every type in the mask.
+    for (const auto& [type, size] : req) {
+      uint64_t allocatable = 0;
+      for (int node : bits) allocatable += AllocatableOf(ms, node, type);
+      if (allocatable < size) return;
+    }
+    // The smallest mask that could ever satisfy the request (before the group checks).
+    min_affinity_size = std::min(min_affinity_size, mask.Count());
+
+    // A node grouped with others cannot serve a single-NUMA allocation.
+    if (single) {
+      const NumaNodeState* ns = Node(ms, bits[0]);
+      if (ns != nullptr && ns->cells.size() > 1) return;
+    }
+    // A used node can join a multi-NUMA mask only with its exact group.
+    if (!single) {
+      for (int node : bits) {
+        const NumaNodeState* ns = Node(ms, node);
+        if (ns == nullptr || ns->number_of_assignments <= 0) continue;
+        if (ns->cells.size() == 1) return;
+        if (!AreGroupsEqual(ns->cells, bits)) return;
+      }
+    }
+    // Enough free memory (plus this pod's reusable init-container memory).
+    for (const auto& [type, size] : req) {
+      uint64_t free = 0;
+      for (int node : bits) free += FreeOf(ms, node, type);
+      if (free + PodReusableMemory(pod, mask, type) < size) return;
+    }
+    for (const auto& [type, size] : req) hints[type].push_back(TopologyHint{mask, false});
+  });
+  (void)iterated;  // node ids come from the machine state; out-of-range ids just give no masks
+
+  for (auto& [type, list] : hints) {
+    for (TopologyHint& hint : list) hint.preferred = hint.affinity->Count() == min_affinity_size;
+  }
+  return hints;
+}
+
+absl::Status StaticPolicy::ValidatePodScopeResources(const Pod& pod) const {
+  absl::StatusOr<RequestedResources> total_or = PodRequestedResources(pod);
+  if (!total_or.ok()) return total_or.status();
+  const RequestedResources& total = *total_or;
+
+  bool has_shared_long_running = false;
+  RequestedResources long_running_exclusive;  // sidecars and app containers with exclusive memory
+  for (const Container& c : pod.init_containers) {
+    absl::StatusOr<RequestedResources> reqs = ContainerRequestedResources(pod, c);
+    if (!reqs.ok()) return reqs.status();
+    if (!c.IsRestartableInit()) {
+      if (!reqs->empty()) {
+        // The largest standard init container must fit in the budget minus sidecars so far.
+        for (const auto& [type, budget] : total) {
+          uint64_t pool = budget - long_running_exclusive[type];  // uint64 wrap as in Go
+          uint64_t want = reqs->count(type) ? reqs->at(type) : 0;
+          if (want > pool) {
+            return absl::FailedPreconditionError(fmt::format(
+                "pod rejected, largest exclusive init container requests {} of {}, but only {} "
+                "available",
+                want, type, pool));
+          }
+        }
+      } else {
+        for (const auto& [type, budget] : total) {
+          if (long_running_exclusive[type] >= budget) {
+            return absl::FailedPreconditionError(fmt::format(
+                "pod rejected, pod has shared init containers but no {} available for them",
+                type));
+          }
+        }
+      }
+      continue;
+    }
+    if (reqs->empty()) {
+      has_shared_long_running = true;
+      continue;
+    }
+    for (const auto& [type, size] : *reqs) long_running_exclusive[type] += size;
+  }
+  for (const Container& c : pod.containers) {
+    absl::StatusOr<RequestedResources> reqs = ContainerRequestedResources(pod, c);
+    if (!reqs.ok()) return reqs.status();
+    if (reqs->empty()) {
+      has_shared_long_running = true;
+      continue;
+    }
+    for (const auto& [type, size] : *reqs) long_running_exclusive[type] += size;
+  }
+  if (has_shared_long_running) {
+    for (const auto& [type, budget] : total) {
+      if (long_running_exclusive[type] >= budget) {
+        return absl::FailedPreconditionError(fmt::format(
+            "pod rejected, sum of exclusive container {} requests equals pod budget, leaving no "
+            "memory for shared containers",
+            type));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TopologyHint> StaticPolicy::BestHint(const NumaNodeMap& ms, const Pod& pod,
+                                                    const RequestedResources& req,
+                                                    TopologyHint hint) const {
+  TopologyHint best = hint;
+  // A nil affinity from the Topology Manager: compute the default the same way it would.
+  if (!hint.affinity.has_value()) {
+    HintMap hints = CalculateHints(ms, pod, req);
+    auto memory = hints.find(kMemory);
+    // Without a "memory" list the kubelet would go on with a nil mask and panic; podtopo
+    // reports that no default affinity exists.
+    if (hints.empty() || memory == hints.end() || memory->second.empty()) {
+      return MemoryError(
+          "failed to get the default NUMA affinity, no NUMA nodes with enough memory is "
+          "available");
+    }
+    TopologyHint def = FindBestHint(memory->second);
+    if (!def.preferred && hint.preferred) {
+      return MemoryError("failed to find the default preferred hint");
+    }
+    best = def;
+  }
+
+  // The merged hint may be narrower than what the request needs (restricted policy ANDs
+  // masks); extend it to the best calculated hint that contains it.
+  if (!IsAffinitySatisfyRequest(ms, *best.affinity, req)) {
+    HintMap hints = CalculateHints(ms, pod, req);
+    std::vector<TopologyHint> filtered;
+    std::vector<int> current = best.affinity->GetBits();
+    if (auto memory = hints.find(kMemory); memory != hints.end()) {
+      for (const TopologyHint& h : memory->second) {
+        if (IsHintInGroup(current, h.affinity->GetBits())) filtered.push_back(h);
+      }
+    }
+    if (filtered.empty()) {
+      return MemoryError("failed to find NUMA nodes to extend the current topology hint");
+    }
+    TopologyHint extended = FindBestHint(filtered);
+    if (!extended.preferred && best.preferred) {
+      return MemoryError("failed to find the extended preferred hint");
+    }
+    best = extended;
+  }
+
+  // A NUMA node cannot take both single- and cross-NUMA allocations.
+  if (IsAffinityViolatingNumaAllocations(ms, *best.affinity)) {
+    return MemoryError("preferred hint violates NUMA node allocation");
+  }
+  return best;
+}
+
+void StaticPolicy::UpdatePodReusableMemory(const Pod& pod, const Container& container,
+                                           const std::vector<Block>& blocks) {
+  // Entries of other pods are dropped.
+  for (auto it = init_containers_reusable_memory_.begin();
+       it != init_containers_reusable_memory_.end();) {
+    it = it->first != pod.uid ? init_containers_reusable_memory_.erase(it) : std::next(it);
+  }
+
+  if (IsRegularInitContainer(pod, container)) {
+    auto& pod_memory = init_containers_reusable_memory_[pod.uid];
+    for (const Block& b : blocks) {
+      absl::StatusOr<BitMask> mask = topologymanager::NewBitMask(b.numa_affinity);
+      if (!mask.ok()) continue;
+      uint64_t& value = pod_memory[mask->String()][b.type];
+      if (b.size > value) value = b.size;
+    }
+    return;
+  }
+
+  // App and restartable init containers use up the reusable memory.
+  for (const Block& b : blocks) {
+    absl::StatusOr<BitMask> mask = topologymanager::NewBitMask(b.numa_affinity);
+    if (!mask.ok()) continue;
+    uint64_t reusable = PodReusableMemory(pod, *mask, b.type);
+    if (reusable == 0) continue;
+    uint64_t& value = init_containers_reusable_memory_[pod.uid][mask->String()][b.type];
+    value = b.size >= reusable ? 0 : reusable - b.size;
+  }
+}
+
+void StaticPolicy::UpdateInitContainersMemoryBlocks(MemoryState& state, const Pod& pod,
+                                                    const Container& container,
+                                                    const std::vector<Block>& blocks) const {
+  for (const Block& block : blocks) {
+    uint64_t size = block.size;
+    absl::StatusOr<BitMask> block_mask = topologymanager::NewBitMask(block.numa_affinity);
+    for (const Container& init : pod.init_containers) {
+      if (init.name == container.name) break;
+      if (size == 0) break;
+      if (init.IsRestartableInit()) continue;  // sidecar memory is never reused
+      const std::vector<Block>* existing = state.GetMemoryBlocks(pod.uid, init.name);
+      if (existing == nullptr || existing->empty()) continue;
+      std::vector<Block> init_blocks = *existing;
+      for (Block& ib : init_blocks) {
+        if (ib.size == 0) continue;
+        if (ib.type != block.type) continue;
+        absl::StatusOr<BitMask> init_mask = topologymanager::NewBitMask(ib.numa_affinity);
+        if (!init_mask.ok() || !block_mask.ok() || !init_mask->IsEqual(*block_mask)) continue;
+        if (ib.size > size) {
+          ib.size -= size;
+          size = 0;
+        } else {
+          size -= ib.size;
+          ib.size = 0;
+        }
+      }
+      state.SetMemoryBlocks(pod.uid, init.name, std::move(init_blocks));
+    }
+  }
+}
+
+absl::Status StaticPolicy::Allocate(MemoryState& state, const Pod& pod,
+                                    const Container& container) {
+  if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return absl::OkStatus();
+  if (PodLevelSkipped(pod)) return absl::OkStatus();
+
+  if (const std::vector<Block>* blocks = state.GetMemoryBlocks(pod.uid, container.name)) {
+    std::vector<Block> copy = *blocks;
+    UpdatePodReusableMemory(pod, container, copy);
+    return absl::OkStatus();  // already allocated (idempotent)
+  }
+
+  TopologyHint hint = affinity_->GetAffinity(pod.uid, container.name);
+  absl::StatusOr<RequestedResources> req = ContainerRequestedResources(pod, container);
+  if (!req.ok()) return req.status();
+  if (req->empty()) return absl::OkStatus();  // #138770: nothing exclusive to pin
+
+  NumaNodeMap ms = state.machine_state;
+  absl::StatusOr<TopologyHint> best = BestHint(ms, pod, *req, hint);
+  if (!best.ok()) return best.status();
+
+  std::vector<int> bits = best->affinity->GetBits();
+  std::vector<Block> blocks;
+  for (const auto& [type, size] : *req) {
+    blocks.push_back(Block{bits, type, size});
+    uint64_t reusable = PodReusableMemory(pod, *best->affinity, type);
+    uint64_t to_reserve = reusable >= size ? 0 : size - reusable;
+    UpdateMachineState(ms, bits, type, to_reserve);
+  }
+  UpdatePodReusableMemory(pod, container, blocks);
+  state.machine_state = std::move(ms);
+  state.SetMemoryBlocks(pod.uid, container.name, blocks);
+  // Keep Σ block sizes of the pod == memory actually reserved: earlier init containers' blocks
+  // shrink by what this container re-uses.
+  UpdateInitContainersMemoryBlocks(state, pod, container, blocks);
+  return absl::OkStatus();
+}
+
+absl::Status StaticPolicy::AllocatePod(MemoryState& state, const Pod& pod) {
+  if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return absl::OkStatus();
+  if (!PodLevelManaged(pod)) {
+    return absl::FailedPreconditionError(fmt::format(
+        "[memorymanager] AllocatePod needs pod-level resources and the PodLevelResources and "
+        "PodLevelResourceManagers feature gates (pod {})",
+        pod.Key()));
+  }
+
+  absl::StatusOr<RequestedResources> total_or = PodRequestedResources(pod);
+  if (!total_or.ok()) return absl::OkStatus();  // the kubelet logs and admits unpinned
+  const RequestedResources& pod_total = *total_or;
+  if (pod_total.empty()) return absl::OkStatus();
+
+  // Restart: a pod whose pod-level allocation and container entries are in the state keeps
+  // them and is not charged again (#140906). A pod entry without container entries is an
+  // incomplete checkpoint (#141993): the machine state never saw it, so drop it and allocate.
+  if (state.GetPodMemoryBlocks(pod.uid) != nullptr) {
+    if (state.ContainerEntryCount(pod.uid) > 0) return absl::OkStatus();
+    notices_.push_back(fmt::format(
+        "[memorymanager] pod {} (uid {}) had pod-level memory blocks but no container "
+        "assignments (incomplete checkpoint, k/k #141993); allocating it again",
+        pod.Key(), pod.uid));
+    state.pod_assignments.erase(pod.uid);
+  }
+
+  // Every validation error becomes an EmptyPodSharedPoolError, as in the kubelet.
+  if (absl::Status valid = ValidatePodScopeResources(pod); !valid.ok()) {
+    return TypedAdmissionError(kReasonEmptyPodSharedPool, std::string(valid.message()));
+  }
+
+  std::vector<const Container*> all = InitThenApp(pod);
+  if (all.empty()) {
+    return absl::InvalidArgumentError(
+        fmt::format("[memorymanager] pod {} has no containers", pod.Key()));
+  }
+  NumaNodeMap ms = state.machine_state;
+  TopologyHint hint = affinity_->GetAffinity(pod.uid, all.front()->name);
+  absl::StatusOr<TopologyHint> best = BestHint(ms, pod, pod_total, hint);
+  if (!best.ok()) return best.status();
+  std::vector<int> bits = best->affinity->GetBits();
+
+  auto blocks_of = [&bits](const RequestedResources& sizes) {
+    std::vector<Block> blocks;
+    for (const auto& [type, size] : sizes) {
+      if (size > 0) blocks.push_back(Block{bits, type, size});
+    }
+    return blocks;
+  };
+
+  // Partition the budget (quantities, not pages).
+  std::map<std::string, std::vector<Block>> exclusive;
+  RequestedResources sidecars;
+  for (const Container& c : pod.init_containers) {
+    absl::StatusOr<RequestedResources> reqs = ContainerRequestedResources(pod, c);
+    if (!reqs.ok()) return reqs.status();
+    RequestedResources runnable;  // budget minus sidecars declared so far
+    for (const auto& [type, size] : pod_total) runnable[type] = size - sidecars[type];
+    if (reqs->empty()) {
+      if (c.IsRestartableInit()) continue;  // shared sidecar: gets the final shared pool
+      exclusive[c.name] = blocks_of(runnable);
+      continue;
+    }
+    exclusive[c.name] = blocks_of(*reqs);
+    if (c.IsRestartableInit()) {
+      for (const auto& [type, size] : *reqs) sidecars[type] += size;
+    }
+  }
+  RequestedResources app_pool;
+  for (const auto& [type, size] : pod_total) app_pool[type] = size - sidecars[type];
+  for (const Container& c : pod.containers) {
+    absl::StatusOr<RequestedResources> reqs = ContainerRequestedResources(pod, c);
+    if (!reqs.ok()) return reqs.status();
+    if (reqs->empty()) continue;  // shared pool
+    std::vector<Block> blocks;
+    for (const auto& [type, size] : *reqs) {
+      if (size == 0) continue;
+      blocks.push_back(Block{bits, type, size});
+      app_pool[type] -= size;  // uint64 as in Go
+    }
+    exclusive[c.name] = std::move(blocks);
+  }
+  std::vector<Block> shared_pool = blocks_of(app_pool);
+
+  std::vector<Block> pod_blocks;
+  for (const auto& [type, size] : pod_total) pod_blocks.push_back(Block{bits, type, size});
+  for (const auto& [type, size] : pod_total) UpdateMachineState(ms, bits, type, size);
+
+  state.SetPodMemoryBlocks(pod.uid, std::move(pod_blocks));
+  for (const Container* c : all) {
+    auto it = exclusive.find(c->name);
+    state.SetMemoryBlocks(pod.uid, c->name, it != exclusive.end() ? it->second : shared_pool);
+  }
+  state.machine_state = std::move(ms);
+  return absl::OkStatus();
+}
+
+void StaticPolicy::RemoveContainer(MemoryState& state, const std::string& pod_uid,
+                                   const std::string& container_name) {
+  if (gates_.pod_level_resource_managers) {
+    if (const std::vector<Block>* pod_blocks = state.GetPodMemoryBlocks(pod_uid)) {
+      std::vector<Block> pod_memory = *pod_blocks;
+      state.Delete(pod_uid, container_name);
+      if (state.ContainerEntryCount(pod_uid) == 0) {
+        ReleaseMemory(state.machine_state, pod_memory);
+        state.DeletePod(pod_uid);
+      }
+      return;
+    }
+  }
+  const std::vector<Block>* found = state.GetMemoryBlocks(pod_uid, container_name);
+  if (found == nullptr) return;
+  std::vector<Block> blocks = *found;
+  state.Delete(pod_uid, container_name);
+  ReleaseMemory(state.machine_state, blocks);
+}
+
+std::optional<HintMap> StaticPolicy::GetTopologyHints(const MemoryState& state, const Pod& pod,
+                                                      const Container& container) const {
+  if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return std::nullopt;
+  absl::StatusOr<RequestedResources> req = ContainerRequestedResources(pod, container);
+  if (!req.ok()) return std::nullopt;
+  if (PodLevelSkipped(pod)) return std::nullopt;
+  if (req->empty()) return std::nullopt;  // #138770
+  if (const std::vector<Block>* blocks = state.GetMemoryBlocks(pod.uid, container.name)) {
+    return RegenerateHints(*blocks, *req);
+  }
+  return CalculateHints(state.machine_state, pod, *req);
+}
+
+std::optional<HintMap> StaticPolicy::GetPodTopologyHints(const MemoryState& state,
+                                                         const Pod& pod) const {
+  if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return std::nullopt;
+  absl::StatusOr<RequestedResources> req = PodRequestedResources(pod);
+  if (!req.ok()) return std::nullopt;
+  if (PodLevelSkipped(pod)) return std::nullopt;
+  bool pod_level = gates_.pod_level_resource_managers && pod.HasPodLevelResources();
+  if (pod_level && !ValidatePodScopeResources(pod).ok()) {
+    HintMap none;
+    for (const auto& [type, size] : *req) none[type];  // empty list: no possible placement
+    return none;
+  }
+  if (req->empty()) return std::nullopt;
+
+  // Restart of a pod-level pod: the pod blocks hold the pod request (#141069). An entry without
+  // container entries is incomplete (#141993) and is ignored.
+  if (pod_level) {
+    const std::vector<Block>* pod_blocks = state.GetPodMemoryBlocks(pod.uid);
+    if (pod_blocks != nullptr && state.ContainerEntryCount(pod.uid) > 0) {
+      return RegenerateHints(*pod_blocks, *req);
+    }
+  }
+  for (const Container* c : InitThenApp(pod)) {
+    if (const std::vector<Block>* blocks = state.GetMemoryBlocks(pod.uid, c->name)) {
+      return RegenerateHints(*blocks, *req);
+    }
+  }
+  // Pod hints are calculated once for all containers: no reusable memory to consider.
+  return CalculateHints(state.machine_state, pod, *req);
+}
+
+absl::Status StaticPolicy::UpdateExpectedMachineState(NumaNodeMap& expected,
+                                                      const std::vector<Block>& blocks,
+                                                      const std::string& pod_uid,
+                                                      const std::string& container_name) const {
+  for (const Block& b : blocks) {
+    uint64_t size = b.size;
+    for (int node : b.numa_affinity) {
+      auto n = expected.find(node);
+      if (n == expected.end()) {
+        return absl::FailedPreconditionError(fmt::format(
+            "[memorymanager] (pod: {}, container: {}) the memory assignment uses the NUMA that "
+            "does not exist",
+            pod_uid, container_name));
+      }
+      n->second.number_of_assignments++;
+      n->second.cells = b.numa_affinity;
+      auto t = n->second.memory_map.find(b.type);
+      if (t == n->second.memory_map.end()) {
+        return absl::FailedPreconditionError(fmt::format(
+            "[memorymanager] (pod: {}, container: {}) the memory assignment uses memory resource "
+            "that does not exist",
+            pod_uid, container_name));
+      }
+      if (size == 0) continue;
+      MemoryTable& table = t->second;
+      if (table.free == 0) continue;
+      if (table.free >= size) {
+        table.reserved += size;
+        table.free -= size;
+        size = 0;
+        continue;
+      }
+      size -= table.free;
+      table.reserved += table.free;
+      table.free = 0;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StaticPolicy::Start(MemoryState& state) {
+  for (auto it = state.pod_assignments.begin(); it != state.pod_assignments.end();) {
+    if (!gates_.pod_level_resource_managers) {
+      notices_.push_back(fmt::format(
+          "[memorymanager] ignoring the pod-level memory entry of pod uid {}: the "
+          "PodLevelResourceManagers feature gate is off",
+          it->first));
+      it = state.pod_assignments.erase(it);
+    } else if (state.ContainerEntryCount(it->first) == 0) {
+      notices_.push_back(fmt::format(
+          "[memorymanager] dropping the pod-level memory entry of pod uid {}: it has no "
+          "container assignments (incomplete checkpoint, k/k #141993)",
+          it->first));
+      it = state.pod_assignments.erase(it);
+    } else {
+      ++it;
+    }
+  }
+
+  if (state.machine_state.empty()) {
+    if (!state.assignments.empty()) {
+      return absl::FailedPreconditionError(
+          "[memorymanager] machine state can not be empty when it has memory assignments");
+    }
+    state.machine_state = DefaultMachineState();
+    return absl::OkStatus();
+  }
+
+  NumaNodeMap expected = DefaultMachineState();
+  for (const auto& [pod_uid, containers] : state.assignments) {
+    if (gates_.pod_level_resource_managers) {
+      const std::vector<Block>* pod_blocks = state.GetPodMemoryBlocks(pod_uid);
+      if (pod_blocks != nullptr && !pod_blocks->empty()) {
+        absl::Status s = UpdateExpectedMachineState(expected, *pod_blocks, pod_uid, "");
+        if (!s.ok()) return s;
+        continue;
+      }
+    }
+    for (const auto& [container_name, blocks] : containers) {
+      absl::Status s = UpdateExpectedMachineState(expected, blocks, pod_uid, container_name);
+      if (!s.ok()) return s;
+    }
+  }
+  std::string why;
+  if (!AreMachineStatesEqual(state.machine_state, expected, &why)) {
+    notices_.push_back("[memorymanager] invalid state, please drain node and remove policy state "
+                       "file: " + why);
+    return absl::FailedPreconditionError(
+        "[memorymanager] the expected machine state is different from the real one");
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Block> StaticPolicy::GetAllocatableMemory(const MemoryState& state) const {
+  std::vector<Block> blocks;
+  for (const auto& [node, ns] : state.machine_state) {
+    for (const auto& [type, table] : ns.memory_map) {
+      if (table.allocatable == 0) continue;
+      blocks.push_back(Block{{node}, type, table.allocatable});
+    }
+  }
+  return blocks;
+}
+
+}  // namespace podtopo::memorymanager
