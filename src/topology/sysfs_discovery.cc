@@ -504,15 +504,26 @@ absl::StatusOr<NodeTopology> Discoverer::Build(std::vector<RawNode> nodes, int n
                                      .uncore = uncore});
       }
     }
-    if (!node.distances.empty() && node.distances.size() != nodes.size()) {
-      return Error(node.dir + "/distance",
-                   fmt::format("{} distances for {} NUMA nodes", node.distances.size(),
-                               nodes.size()));
+    // The kubelet indexes a node's distance row by node id (NUMADistances[i][j]); keep the
+    // entries for the ids present, in numa_nodes order. A row too short for some id would
+    // make the kubelet index out of range: no distances then.
+    std::vector<uint64_t> distances;
+    if (!node.distances.empty()) {
+      for (const RawNode& other : nodes) {
+        if (static_cast<size_t>(other.id) >= node.distances.size()) {
+          distances.clear();
+          warnings_.push_back(fmt::format(
+              "{}: {}/distance: {} distances, none for NUMA node {}; distances left empty",
+              fs_.Name(), node.dir, node.distances.size(), other.id));
+          break;
+        }
+        distances.push_back(node.distances[static_cast<size_t>(other.id)]);
+      }
     }
     out.numa_nodes.push_back(NumaNode{.id = node.id,
                                       .memory = node.memory,
                                       .hugepages = node.hugepages,
-                                      .distances = node.distances});
+                                      .distances = std::move(distances)});
   }
   if (num_cpus == 0 || out.cpus.AllCpus().IsEmpty()) {
     return absl::InvalidArgumentError(fmt::format(

@@ -13,7 +13,8 @@
 //     the kubelet's fallback do;
 //   * memory = node<N>/meminfo MemTotal in bytes (hugepages included), hugepages from
 //     node<N>/hugepages/hugepages-<K>kB/nr_hugepages named "hugepages-2Mi" etc. (total
-//     bytes), distances from node<N>/distance;
+//     bytes), distances from node<N>/distance (indexed by node id, as the kubelet reads
+//     the row: NumaNode::distances[k] = row[numa_nodes[k].id]);
 //   * without any node<N> directory (a kernel without NUMA), cadvisor makes one node per
 //     socket with id = physical_package_id and no memory information; so does this.
 // Header counts are topology.Discover's: num_cpus = logical CPUs found (cadvisor's NumCores;

@@ -270,12 +270,18 @@ TEST(DiscoverSysfsFake, NodeIdsAreNumericNotGlobOrder) {
     fs.Set("devices/system/cpu/cpu" + cpu + "/topology/core_id", "0\n");
     fs.Set("devices/system/cpu/cpu" + cpu + "/topology/physical_package_id", cpu + "\n");
     fs.Set("devices/system/node/node" + cpu + "/cpulist", cpu + "\n");
-    fs.Set("devices/system/node/node" + cpu + "/distance", n == 2 ? "10 20\n" : "20 10\n");
+    // Rows are indexed by node id: entries 2 and 10 matter, the others are filler.
+    std::string row;
+    for (int j = 0; j <= 10; ++j) {
+      row += (j ? " " : "") + std::to_string(j == n ? 10 : (j == 2 || j == 10) ? 20 : 99);
+    }
+    fs.Set("devices/system/node/node" + cpu + "/distance", row + "\n");
   }
   auto node = DiscoverSysfs(fs);
   ASSERT_TRUE(node.ok()) << node.status();
   EXPECT_EQ(node->NumaIds(), (std::vector<int>{2, 10}));
   EXPECT_EQ(node->numa_nodes[0].distances, (std::vector<uint64_t>{10, 20}));
+  EXPECT_EQ(node->numa_nodes[1].distances, (std::vector<uint64_t>{20, 10}));
   EXPECT_EQ(node->cpus.Info(10)->numa, 10);
 }
 
@@ -393,8 +399,6 @@ INSTANTIATE_TEST_SUITE_P(
                 "sysfs:fake: " + kNode0 + "/distance: distance [0]: not an unsigned integer: \"\""},
         BadCase{"DistanceDoubleSpace", kNode0 + "/distance", "10  20\n",
                 "sysfs:fake: " + kNode0 + "/distance: distance [1]: not an unsigned integer: \"\""},
-        BadCase{"DistanceTooMany", kNode0 + "/distance", "10 20 30\n",
-                "sysfs:fake: " + kNode0 + "/distance: 3 distances for 2 NUMA nodes"},
         BadCase{"HugepagesBadName", kNode0 + "/hugepages/giant/nr_hugepages", "1\n",
                 "sysfs:fake: " + kNode0 +
                     "/hugepages/giant: not a hugepages-<size>kB directory"},
@@ -441,6 +445,21 @@ TEST(DiscoverSysfsFake, MissingNodeFilesAreTolerated) {
   EXPECT_EQ(node->numa_nodes[0].memory, 0u);
   EXPECT_TRUE(node->numa_nodes[0].distances.empty());
   EXPECT_THAT(node->warnings, Contains(HasSubstr("node0/meminfo: not found")));
+}
+
+TEST(DiscoverSysfsFake, DistanceRowsAreIndexedByNodeId) {
+  // Nodes 0 and 2 (node 1 offline): the kubelet reads row[j] as the distance to node id j.
+  FakeSysfs fs = SmallMachine();
+  fs.Remove("devices/system/node/node1");
+  fs.Set("devices/system/node/node2/cpulist", "2-3,6-7\n");
+  fs.Set("devices/system/node/node0/distance", "10 15 20\n");
+  fs.Set("devices/system/node/node2/distance", "20 15\n");  // too short for id 2
+  auto node = DiscoverSysfs(fs);
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ(node->numa_nodes[0].distances, (std::vector<uint64_t>{10, 20}));
+  EXPECT_TRUE(node->numa_nodes[1].distances.empty());
+  EXPECT_THAT(node->warnings,
+              Contains(HasSubstr("node2/distance: 2 distances, none for NUMA node 2")));
 }
 
 TEST(DiscoverSysfsFake, DuplicateNodeDirectories) {

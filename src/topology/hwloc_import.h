@@ -1,0 +1,44 @@
+// Import of `lstopo --of xml` exports (hwloc 2.x XML) through the hwloc library.
+//
+// Each PU becomes a CPU (id = PU os_index). Its core is the enclosing Core object (the PU
+// itself when there is none) and the kubelet core id is the lowest PU os_index of that core;
+// socket = the enclosing Package's os_index; NUMA node = the NUMA node the PU's memory is
+// local to (the first NUMANode without a subtype whose cpuset holds the PU, lowest os_index
+// first; HBM/NVM nodes carry a subtype and are memory-only for the kubelet, as in sysfs).
+// The uncore id follows cadvisor's rule on the hwloc data: the enclosing L3Cache's os_index
+// (hwloc copies sysfs cache/index3/id there) unless that L3 holds as many PUs as the NUMA
+// node (a "node cache"), the L3 has no os_index (the kernel exported no cache ids, so
+// cadvisor could not read them), or there is no L3: then the socket id.
+// NUMA nodes: every NUMANode object, CPU-less ones included; memory = local_memory (hwloc
+// reports MemTotal, hugepages included), hugepages = the page types beyond the first (the
+// base page), named "hugepages-2Mi" ..., distances = the NUMALatency matrix when it covers
+// every node. Header counts come from SetCountsFromCpus.
+//
+// Disallowed objects are kept (HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED), but an export taken
+// inside a restricted cgroup only holds the allowed PUs, and that is what is imported.
+//
+// Example:
+//   absl::StatusOr<NodeTopology> node = ImportHwlocXml("node.xml");
+//   node->cpus.num_cpus;   // PUs in the export
+//
+// Errors name the file and the object: `node.xml: PU L#3: os_index 70000 is above 65535`,
+// `node.xml: not an hwloc XML topology (hwloc could not load it)`.
+#ifndef PODTOPO_TOPOLOGY_HWLOC_IMPORT_H_
+#define PODTOPO_TOPOLOGY_HWLOC_IMPORT_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "topology/node_topology.h"
+
+namespace podtopo {
+
+// Reads and imports an XML file (at most 256 MiB). source = path.
+absl::StatusOr<NodeTopology> ImportHwlocXml(const std::string& path);
+
+// Imports XML text; `name` is used in messages and as source.
+absl::StatusOr<NodeTopology> ImportHwlocXmlText(const std::string& xml, const std::string& name);
+
+}  // namespace podtopo
+
+#endif  // PODTOPO_TOPOLOGY_HWLOC_IMPORT_H_
