@@ -1,0 +1,658 @@
+#include "cpumanager/static_policy.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+#include "admission/admission_error.h"
+#include "cpumanager/cpu_assignment.h"
+#include "fmt/format.h"
+
+namespace podtopo::cpumanager {
+namespace {
+
+using topologymanager::BitMask;
+using topologymanager::TopologyHint;
+
+constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
+
+int Saturate(int64_t v) { return static_cast<int>(std::clamp<int64_t>(v, 0, kMaxInt)); }
+
+// The quantity stored under `name`, or zero when absent (a Go map lookup).
+Quantity QuantityOf(const ResourceList& list, const char* name) {
+  auto it = list.find(name);
+  return it == list.end() ? Quantity() : it->second;
+}
+
+bool IsIntegralCpuAmount(const Quantity& q) { return q.Value() * 1000 == q.MilliValue(); }
+
+}  // namespace
+
+// ---- errors and names ----
+
+std::string SmtAlignmentError::Error() const {
+  if (caused_by_physical_cpus) {
+    return fmt::format(
+        "SMT Alignment Error: not enough free physical CPUs: available physical CPUs = {}, "
+        "requested CPUs = {}, CPUs per core = {}",
+        available_physical_cpus, requested_cpus, cpus_per_core);
+  }
+  return fmt::format("SMT Alignment Error: requested {} cpus not multiple cpus per core = {}",
+                     requested_cpus, cpus_per_core);
+}
+
+absl::Status SmtAlignmentError::ToStatus() const {
+  return TypedAdmissionError(kReasonSmtAlignment, Error());
+}
+
+const char* ResourceIsolationLevelName(ResourceIsolationLevel level) {
+  switch (level) {
+    case ResourceIsolationLevel::kHost: return "host";
+    case ResourceIsolationLevel::kPod: return "pod";
+    case ResourceIsolationLevel::kContainer: return "container";
+  }
+  return "unknown";
+}
+
+const char* ContainerAssignmentName(ContainerAssignment assignment) {
+  switch (assignment) {
+    case ContainerAssignment::kNodeExclusive: return "node_exclusive";
+    case ContainerAssignment::kPodExclusive: return "pod_exclusive";
+    case ContainerAssignment::kPodShared: return "pod_shared";
+    case ContainerAssignment::kNodeShared: return "node_shared";
+  }
+  return "unknown";
+}
+
+// ---- construction ----
+
+StaticPolicy::StaticPolicy(const CpuTopology& topology, const StaticPolicyOptions& options,
+                           const StaticPolicyGates& gates, const AffinityStore* affinity)
+    : topology_(topology),
+      options_(options),
+      gates_(gates),
+      affinity_(affinity),
+      cpu_group_size_(topology.CpusPerCore()) {}
+
+absl::StatusOr<std::unique_ptr<StaticPolicy>> StaticPolicy::Create(
+    const CpuTopology& topology, const StaticPolicyConfig& config, const AffinityStore* affinity) {
+  absl::StatusOr<StaticPolicyOptions> opts =
+      NewStaticPolicyOptions(config.options, config.gates.options);
+  if (!opts.ok()) return opts.status();
+  if (absl::Status s =
+          ValidateStaticPolicyOptions(*opts, topology, config.topology_manager_policy);
+      !s.ok()) {
+    return s;
+  }
+  std::unique_ptr<StaticPolicy> policy(new StaticPolicy(topology, *opts, config.gates, affinity));
+
+  CpuSet reserved;
+  if (!config.reserved_system_cpus.IsEmpty()) {
+    reserved = config.reserved_system_cpus;
+  } else {
+    // The kubelet ignores the take error here; the size check below reports it.
+    absl::StatusOr<CpuSet> taken =
+        policy->TakeByTopology(topology.AllCpus(), std::max(config.num_reserved_cpus, 0));
+    if (taken.ok()) reserved = *taken;
+  }
+  if (reserved.Size() != config.num_reserved_cpus) {
+    return absl::InvalidArgumentError(fmt::format(
+        "[cpumanager] unable to reserve the required amount of CPUs (size of {} did not equal "
+        "{})",
+        reserved.String(), config.num_reserved_cpus));
+  }
+  CpuSet reserved_physical;
+  for (int cpu : reserved.List()) {
+    const CpuInfo* info = topology.Info(cpu);
+    if (info == nullptr) {
+      return absl::InvalidArgumentError(fmt::format(
+          "[cpumanager] unable to build the reserved physical CPUs from the reserved set: "
+          "unknown CPU ID: {}",
+          cpu));
+    }
+    reserved_physical.UnionWith(topology.CpusInCore(info->core));
+  }
+  policy->reserved_ = reserved;
+  policy->reserved_physical_ = reserved_physical;
+  return policy;
+}
+
+// ---- pools ----
+
+CpuSet StaticPolicy::GetAllocatableCpus() const {
+  return topology_.AllCpus().Difference(reserved_);
+}
+
+CpuSet StaticPolicy::GetAvailableCpus(const CpuState& state) const {
+  return state.GetDefaultCpuSet().Difference(reserved_);
+}
+
+CpuSet StaticPolicy::GetAvailablePhysicalCpus(const CpuState& state) const {
+  return state.GetDefaultCpuSet().Difference(reserved_physical_);
+}
+
+CpuSet StaticPolicy::CpusToReuse(const std::string& pod_uid) const {
+  auto it = cpus_to_reuse_.find(pod_uid);
+  return it == cpus_to_reuse_.end() ? CpuSet() : it->second;
+}
+
+// ---- Start ----
+
+absl::Status StaticPolicy::Start(CpuState& state) const {
+  const ContainerCpuAssignments& assignments = state.GetCpuAssignments();
+  const CpuSet default_set = state.GetDefaultCpuSet();
+  CpuSet all = topology_.AllCpus();
+  if (options_.strict_cpu_reservation) all.Subtract(reserved_);
+
+  if (default_set.IsEmpty()) {
+    if (!assignments.empty()) return absl::FailedPreconditionError("default cpuset cannot be empty");
+    state.SetDefaultCpuSet(all);
+    return absl::OkStatus();
+  }
+
+  if (options_.strict_cpu_reservation) {
+    CpuSet both = reserved_.Intersection(default_set);
+    if (!both.IsEmpty()) {
+      return absl::FailedPreconditionError(fmt::format(
+          "some of strictly reserved cpus: \"{}\" are present in defaultCpuSet: \"{}\"",
+          both.String(), default_set.String()));
+    }
+  } else if (!reserved_.IsSubsetOf(default_set)) {
+    return absl::FailedPreconditionError(
+        fmt::format("not all reserved cpus: \"{}\" are present in defaultCpuSet: \"{}\"",
+                    reserved_.String(), default_set.String()));
+  }
+
+  // Sorted pod, then container order: the first overlap in that order is reported.
+  for (const auto& [pod, containers] : assignments) {
+    for (const auto& [name, cpus] : containers) {
+      if (default_set.Intersects(cpus)) {
+        return absl::FailedPreconditionError(fmt::format(
+            "pod: {}, container: {} cpuset: \"{}\" overlaps with default cpuset \"{}\"", pod,
+            name, cpus.String(), default_set.String()));
+      }
+    }
+  }
+
+  CpuSet known = default_set;
+  for (const auto& [pod, containers] : assignments) {
+    for (const auto& [name, cpus] : containers) known.UnionWith(cpus);
+  }
+  if (gates_.pod_level_resource_managers) {
+    for (const auto& [pod, cpus] : state.GetPodCpuAssignments()) known.UnionWith(cpus);
+  }
+  if (known != all) {
+    return absl::FailedPreconditionError(
+        fmt::format("current set of available CPUs \"{}\" doesn't match with CPUs in state \"{}\"",
+                    all.String(), known.String()));
+  }
+  return absl::OkStatus();
+}
+
+// ---- request sizes ----
+
+bool StaticPolicy::PodLevelPath(const Pod& pod) const {
+  return gates_.pod_level_resource_managers && gates_.pod_level_resources &&
+         pod.HasPodLevelResources();
+}
+
+bool StaticPolicy::SkipsPodLevelPod(const Pod& pod) const {
+  return (!gates_.pod_level_resource_managers || !gates_.pod_level_resources) &&
+         pod.HasPodLevelResources();
+}
+
+int StaticPolicy::GuaranteedCpus(const Pod& pod, const Container& container) const {
+  if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return 0;
+  Quantity cpu = QuantityOf(container.resources.requests, kResourceCpu);
+  // Pod-level resource management: only containers that are Guaranteed on their own
+  // (cpu and memory request == limit) get exclusive CPUs. The kubelet checks only the
+  // PodLevelResourceManagers gate here.
+  if (gates_.pod_level_resource_managers && pod.HasPodLevelResources() &&
+      !IsContainerEquivalentQosGuaranteed(container)) {
+    return 0;
+  }
+  if (!IsIntegralCpuAmount(cpu)) return 0;
+  return Saturate(cpu.Value());
+}
+
+int StaticPolicy::PodGuaranteedCpus(const Pod& pod) const {
+  if (gates_.pod_level_resource_managers && pod.HasPodLevelResources()) {
+    if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return 0;
+    auto it = pod.resources->requests.find(kResourceCpu);
+    if (it != pod.resources->requests.end() && IsIntegralCpuAmount(it->second)) {
+      return Saturate(it->second.Value());
+    }
+    return 0;
+  }
+  int64_t by_init = 0;
+  int64_t by_restartable_init = 0;
+  for (const Container& c : pod.init_containers) {
+    if (!c.resources.requests.contains(kResourceCpu)) continue;
+    int64_t cpus = GuaranteedCpus(pod, c);
+    if (c.IsRestartableInit()) {
+      by_restartable_init += cpus;
+    } else if (by_restartable_init + cpus > by_init) {
+      by_init = by_restartable_init + cpus;
+    }
+  }
+  int64_t by_app = 0;
+  for (const Container& c : pod.containers) {
+    if (!c.resources.requests.contains(kResourceCpu)) continue;
+    by_app += GuaranteedCpus(pod, c);
+  }
+  int64_t long_running = by_app + by_restartable_init;
+  return Saturate(std::max(by_init, long_running));
+}
+
+absl::Status StaticPolicy::ValidatePodScopeResources(const Pod& pod) const {
+  const int64_t total = PodGuaranteedCpus(pod);
+  bool has_shared_long_running = false;
+  int64_t sum_long_running_exclusive = 0;
+  for (const Container& c : pod.init_containers) {
+    int64_t g = GuaranteedCpus(pod, c);
+    if (!c.IsRestartableInit()) {
+      if (g > 0) {
+        int64_t pool = total - sum_long_running_exclusive;
+        if (g > pool) {
+          return TypedAdmissionError(
+              kReasonEmptyPodSharedPool,
+              fmt::format("pod rejected, largest exclusive init container requests {} cpus, but "
+                          "only {} available",
+                          g, pool));
+        }
+      } else if (sum_long_running_exclusive >= total) {
+        return TypedAdmissionError(
+            kReasonEmptyPodSharedPool,
+            "pod rejected, pod has shared init containers but no cpus available for them");
+      }
+      continue;
+    }
+    if (g == 0) {
+      has_shared_long_running = true;
+    } else {
+      sum_long_running_exclusive += g;
+    }
+  }
+  for (const Container& c : pod.containers) {
+    int64_t g = GuaranteedCpus(pod, c);
+    if (g == 0) {
+      has_shared_long_running = true;
+    } else {
+      sum_long_running_exclusive += g;
+    }
+  }
+  if (has_shared_long_running && sum_long_running_exclusive >= total) {
+    return TypedAdmissionError(kReasonEmptyPodSharedPool,
+                               "pod rejected, sum of exclusive container cpu requests equals pod "
+                               "budget, leaving no cpus for shared containers");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StaticPolicy::EnforceSmtAlignment(const CpuState& state, int num_cpus,
+                                               bool check_physical) const {
+  if (!options_.full_physical_cpus_only) return absl::OkStatus();
+  if (cpu_group_size_ == 0 || num_cpus % cpu_group_size_ != 0) {
+    // A topology without cores (CpusPerCore() == 0) would divide by zero in the kubelet;
+    // podtopo reports it as misaligned.
+    return SmtAlignmentError{num_cpus, cpu_group_size_, 0, false}.ToStatus();
+  }
+  if (!check_physical) return absl::OkStatus();
+  int available_physical = GetAvailablePhysicalCpus(state).Size();
+  if (num_cpus > available_physical) {
+    return SmtAlignmentError{num_cpus, cpu_group_size_, available_physical, true}.ToStatus();
+  }
+  return absl::OkStatus();
+}
+
+// ---- allocation ----
+
+absl::StatusOr<CpuSet> StaticPolicy::TakeByTopology(const CpuSet& available, int num_cpus,
+                                                    int min_numas_from_hint) const {
+  CpuSortingStrategy strategy = options_.distribute_cpus_across_cores ? CpuSortingStrategy::kSpread
+                                                                      : CpuSortingStrategy::kPacked;
+  if (options_.distribute_cpus_across_numa) {
+    int group = options_.full_physical_cpus_only ? cpu_group_size_ : 1;
+    return TakeByTopologyNumaDistributed(topology_, available, num_cpus, group, strategy,
+                                         options_.align_by_socket, min_numas_from_hint);
+  }
+  return TakeByTopologyNumaPacked(topology_, available, num_cpus, strategy,
+                                  options_.prefer_align_by_uncore_cache);
+}
+
+CpuSet StaticPolicy::AlignedCpus(BitMask affinity, const CpuSet& allocatable) const {
+  std::vector<int> numas = affinity.GetBits();
+  if (options_.align_by_socket) {
+    std::vector<int> sockets = topology_.SocketsOf(topology_.CpusInNumas(numas));
+    return allocatable.Intersection(topology_.CpusInSockets(sockets));
+  }
+  return allocatable.Intersection(topology_.CpusInNumas(numas));
+}
+
+absl::StatusOr<CpuSet> StaticPolicy::AllocateCpus(CpuState& state, int num_cpus,
+                                                  const std::optional<BitMask>& affinity,
+                                                  const CpuSet& reusable) const {
+  CpuSet allocatable = GetAvailableCpus(state).Union(reusable);
+  CpuSet result;
+  if (affinity.has_value()) {
+    CpuSet aligned = AlignedCpus(*affinity, allocatable);
+    int num_aligned = std::min(num_cpus, aligned.Size());
+    absl::StatusOr<CpuSet> taken = TakeByTopology(aligned, num_aligned, affinity->Count());
+    if (!taken.ok()) return taken.status();
+    result.UnionWith(*taken);
+  }
+  absl::StatusOr<CpuSet> rest =
+      TakeByTopology(allocatable.Difference(result), num_cpus - result.Size());
+  if (!rest.ok()) return rest.status();
+  result.UnionWith(*rest);
+  state.SetDefaultCpuSet(state.GetDefaultCpuSet().Difference(result));
+  return result;
+}
+
+TopologyHint StaticPolicy::AffinityFor(const std::string& pod_uid,
+                                       const std::string& container_name) const {
+  if (affinity_ == nullptr) return TopologyHint{};
+  return affinity_->GetAffinity(pod_uid, container_name);
+}
+
+void StaticPolicy::UpdateCpusToReuse(const Pod& pod, const Container& container,
+                                     const CpuSet& cpus) {
+  // Only the pod being admitted keeps reuse state.
+  for (auto it = cpus_to_reuse_.begin(); it != cpus_to_reuse_.end();) {
+    it = it->first != pod.uid ? cpus_to_reuse_.erase(it) : std::next(it);
+  }
+  CpuSet& reuse = cpus_to_reuse_[pod.uid];
+  for (const Container& init : pod.init_containers) {
+    if (init.name != container.name) continue;
+    if (init.IsRestartableInit()) break;  // a sidecar keeps running: nothing to reuse
+    reuse.UnionWith(cpus);
+    return;
+  }
+  reuse.Subtract(cpus);
+}
+
+absl::Status StaticPolicy::Allocate(CpuState& state, const Pod& pod, const Container& container) {
+  int num_cpus = GuaranteedCpus(pod, container);
+  if (num_cpus == 0) return absl::OkStatus();  // shared pool
+  if (SkipsPodLevelPod(pod)) return absl::OkStatus();
+  if (absl::Status s = EnforceSmtAlignment(state, num_cpus, /*check_physical=*/true); !s.ok()) {
+    return s;
+  }
+  if (std::optional<CpuSet> existing = state.GetCpuSet(pod.uid, container.name)) {
+    UpdateCpusToReuse(pod, container, *existing);
+    return absl::OkStatus();
+  }
+  TopologyHint hint = AffinityFor(pod.uid, container.name);
+  absl::StatusOr<CpuSet> cpus = AllocateCpus(state, num_cpus, hint.affinity, CpusToReuse(pod.uid));
+  if (!cpus.ok()) return cpus.status();
+  state.SetCpuSet(pod.uid, container.name, *cpus);
+  UpdateCpusToReuse(pod, container, *cpus);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::map<std::string, CpuSet>> StaticPolicy::PartitionPodCpus(
+    const Pod& pod, const CpuSet& bubble, const std::map<std::string, CpuSet>& existing) const {
+  std::map<std::string, CpuSet> assigned;  // containers with their own set
+  CpuSet sidecars;
+  for (const Container& c : pod.init_containers) {
+    int n = GuaranteedCpus(pod, c);
+    auto found = existing.find(c.name);
+    if (found != existing.end()) {
+      assigned[c.name] = found->second;
+      if (n > 0 && c.IsRestartableInit()) sidecars.UnionWith(found->second);
+      continue;
+    }
+    if (n > 0) {
+      absl::StatusOr<CpuSet> cs = TakeByTopology(bubble.Difference(sidecars), n);
+      if (!cs.ok()) return cs.status();
+      assigned[c.name] = *cs;
+      if (c.IsRestartableInit()) sidecars.UnionWith(*cs);  // permanent for the pod's life
+    } else if (!c.IsRestartableInit()) {
+      // A shared regular init container runs on the whole bubble minus the sidecars so far.
+      assigned[c.name] = bubble.Difference(sidecars);
+    }
+    // A shared sidecar gets the final pod shared pool below.
+  }
+  CpuSet pool = bubble.Difference(sidecars);
+  // Exclusive app slices restored from state leave the pool first, so that slices computed
+  // now never overlap them. Without restored entries this is the kubelet's walk exactly.
+  for (const Container& c : pod.containers) {
+    auto found = existing.find(c.name);
+    if (found == existing.end()) continue;
+    assigned[c.name] = found->second;
+    if (GuaranteedCpus(pod, c) > 0) pool.Subtract(found->second);
+  }
+  for (const Container& c : pod.containers) {
+    if (existing.contains(c.name)) continue;
+    int n = GuaranteedCpus(pod, c);
+    if (n == 0) continue;
+    absl::StatusOr<CpuSet> cs = TakeByTopology(pool, n);
+    if (!cs.ok()) return cs.status();
+    assigned[c.name] = *cs;
+    pool.Subtract(*cs);
+  }
+  std::map<std::string, CpuSet> out;
+  for (const Container* c : pod.InitAndAppContainers()) {
+    auto it = assigned.find(c->name);
+    out[c->name] = it != assigned.end() ? it->second : pool;
+  }
+  return out;
+}
+
+absl::Status StaticPolicy::AllocatePod(CpuState& state, const Pod& pod) {
+  if (!PodLevelPath(pod)) return absl::OkStatus();
+  int total = PodGuaranteedCpus(pod);
+  if (total == 0) return absl::OkStatus();  // the pod runs in the node's shared pool
+  if (absl::Status s = ValidatePodScopeResources(pod); !s.ok()) return s;
+
+  std::optional<CpuSet> restored = state.GetPodCpuSet(pod.uid);
+  // After a restart the pod's CPUs are no longer in the default set, so the physical-CPU
+  // count would reject a running pod; only the multiple-of-core check applies then.
+  if (absl::Status s = EnforceSmtAlignment(state, total, /*check_physical=*/!restored.has_value());
+      !s.ok()) {
+    return s;
+  }
+
+  CpuSet bubble;
+  std::map<std::string, CpuSet> existing;
+  if (restored.has_value()) {
+    bubble = *restored;
+    for (const Container* c : pod.InitAndAppContainers()) {
+      if (std::optional<CpuSet> cs = state.GetCpuSet(pod.uid, c->name)) existing[c->name] = *cs;
+    }
+  } else {
+    std::vector<const Container*> all = pod.InitAndAppContainers();
+    TopologyHint hint = all.empty() ? TopologyHint{} : AffinityFor(pod.uid, all.front()->name);
+    absl::StatusOr<CpuSet> allocated = AllocateCpus(state, total, hint.affinity, CpuSet());
+    if (!allocated.ok()) return allocated.status();
+    bubble = *allocated;
+    state.SetPodCpuSet(pod.uid, bubble);
+  }
+
+  absl::StatusOr<std::map<std::string, CpuSet>> parts = PartitionPodCpus(pod, bubble, existing);
+  if (!parts.ok()) {
+    // Give every CPU of the pod back to the default set (the kubelet would leak the bubble).
+    CpuSet release = bubble;
+    if (auto it = state.GetCpuAssignments().find(pod.uid); it != state.GetCpuAssignments().end()) {
+      for (const auto& [name, cpus] : it->second) release.UnionWith(cpus);
+    }
+    if (options_.strict_cpu_reservation) release.Subtract(reserved_);
+    state.SetDefaultCpuSet(state.GetDefaultCpuSet().Union(release));
+    state.DeletePod(pod.uid);
+    return parts.status();
+  }
+  for (const auto& [name, cpus] : *parts) {
+    if (!existing.contains(name)) state.SetCpuSet(pod.uid, name, cpus);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StaticPolicy::RemoveContainer(CpuState& state, const std::string& pod_uid,
+                                           const std::string& container_name) {
+  std::optional<CpuSet> to_release = state.GetCpuSet(pod_uid, container_name);
+  if (!to_release.has_value()) return absl::OkStatus();
+  state.Delete(pod_uid, container_name);
+
+  if (gates_.pod_level_resource_managers) {
+    if (std::optional<CpuSet> bubble = state.GetPodCpuSet(pod_uid)) {
+      // The bubble goes back only with the pod's last container; exclusive slices of removed
+      // containers are not returned to the pod's shared pool.
+      if (!state.HasContainerEntries(pod_uid)) {
+        state.SetDefaultCpuSet(state.GetDefaultCpuSet().Union(*bubble));
+        state.DeletePod(pod_uid);
+      }
+      return absl::OkStatus();
+    }
+  }
+
+  CpuSet in_use;
+  if (auto it = state.GetCpuAssignments().find(pod_uid); it != state.GetCpuAssignments().end()) {
+    for (const auto& [name, cpus] : it->second) {
+      if (name != container_name) in_use.UnionWith(cpus);
+    }
+  }
+  state.SetDefaultCpuSet(state.GetDefaultCpuSet().Union(to_release->Difference(in_use)));
+  return absl::OkStatus();
+}
+
+// ---- hints ----
+
+bool StaticPolicy::IsHintSocketAligned(BitMask mask, int min_affinity_size) const {
+  if (topology_.num_sockets == 0) return false;  // the kubelet divides by zero here
+  int numas_per_socket = topology_.num_numa_nodes / topology_.num_sockets;
+  if (numas_per_socket == 0) return false;
+  int min_sockets = (min_affinity_size + numas_per_socket - 1) / numas_per_socket;
+  int sockets = static_cast<int>(topology_.SocketsOf(topology_.CpusInNumas(mask.GetBits())).size());
+  return sockets == min_sockets;
+}
+
+std::vector<TopologyHint> StaticPolicy::GenerateCpuTopologyHints(const CpuSet& available,
+                                                                 const CpuSet& reusable,
+                                                                 int request) const {
+  std::vector<int> numa_nodes = topology_.NumaNodes();
+  int min_affinity_size = static_cast<int>(numa_nodes.size());
+  // NUMA of a CPU; an unknown CPU reads as NUMA 0 (a Go map's zero value).
+  auto numa_of = [&](int cpu) {
+    const CpuInfo* info = topology_.Info(cpu);
+    return info == nullptr ? 0 : info->numa;
+  };
+  std::vector<int> reusable_numas;
+  reusable.ForEach([&](int cpu) { reusable_numas.push_back(numa_of(cpu)); });
+
+  std::vector<TopologyHint> hints;
+  // NUMA ids beyond 63 cannot form a mask; no hint is generated then.
+  (void)topologymanager::IterateBitMasks(numa_nodes, [&](BitMask mask) {
+    int cpus_in_mask = topology_.CpusInNumas(mask.GetBits()).Size();
+    if (cpus_in_mask >= request && mask.Count() < min_affinity_size) {
+      min_affinity_size = mask.Count();
+    }
+    int matching = 0;
+    for (int numa : reusable_numas) {
+      if (!mask.IsSet(numa)) return;
+      ++matching;
+    }
+    available.ForEach([&](int cpu) {
+      if (mask.IsSet(numa_of(cpu))) ++matching;
+    });
+    if (matching < request) return;
+    hints.push_back(TopologyHint{mask, false});
+  });
+  for (TopologyHint& hint : hints) {
+    if (options_.align_by_socket && IsHintSocketAligned(*hint.affinity, min_affinity_size)) {
+      hint.preferred = true;
+      continue;
+    }
+    if (hint.affinity->Count() == min_affinity_size) hint.preferred = true;
+  }
+  return hints;
+}
+
+TopologyHintMap StaticPolicy::GetTopologyHints(const CpuState& state, const Pod& pod,
+                                               const Container& container) const {
+  int requested = GuaranteedCpus(pod, container);
+  if (requested == 0) return {};
+  if (SkipsPodLevelPod(pod)) return {};
+  if (std::optional<CpuSet> allocated = state.GetCpuSet(pod.uid, container.name)) {
+    if (allocated->Size() != requested) return {{kResourceCpu, {}}};
+    return {{kResourceCpu, GenerateCpuTopologyHints(*allocated, CpuSet(), requested)}};
+  }
+  return {{kResourceCpu,
+           GenerateCpuTopologyHints(GetAvailableCpus(state), CpusToReuse(pod.uid), requested)}};
+}
+
+TopologyHintMap StaticPolicy::GetPodTopologyHints(const CpuState& state, const Pod& pod) const {
+  int requested = PodGuaranteedCpus(pod);
+  if (requested == 0) return {};
+  if (SkipsPodLevelPod(pod)) return {};
+  if (gates_.pod_level_resource_managers && pod.HasPodLevelResources()) {
+    if (!ValidatePodScopeResources(pod).ok()) return {{kResourceCpu, {}}};
+    // k/k #141041: a restored pod regenerates its hints from the checkpointed bubble (the
+    // per-container check below would wrongly reject its pod-shared-pool containers).
+    if (std::optional<CpuSet> bubble = state.GetPodCpuSet(pod.uid)) {
+      if (bubble->Size() != requested) return {{kResourceCpu, {}}};
+      return {{kResourceCpu, GenerateCpuTopologyHints(*bubble, CpuSet(), requested)}};
+    }
+    return {{kResourceCpu,
+             GenerateCpuTopologyHints(GetAvailableCpus(state), CpusToReuse(pod.uid), requested)}};
+  }
+
+  CpuSet assigned;
+  for (const Container* c : pod.InitAndAppContainers()) {
+    int by_container = GuaranteedCpus(pod, *c);
+    if (std::optional<CpuSet> allocated = state.GetCpuSet(pod.uid, c->name)) {
+      if (allocated->Size() != by_container) return {{kResourceCpu, {}}};
+      assigned.UnionWith(*allocated);
+    }
+  }
+  if (assigned.Size() == requested) {
+    return {{kResourceCpu, GenerateCpuTopologyHints(assigned, CpuSet(), requested)}};
+  }
+  CpuSet reusable = CpusToReuse(pod.uid).Union(assigned);
+  return {{kResourceCpu, GenerateCpuTopologyHints(GetAvailableCpus(state), reusable, requested)}};
+}
+
+// ---- isolation and classification ----
+
+ResourceIsolationLevel StaticPolicy::GetResourceIsolationLevel(const CpuState& state,
+                                                               const Pod& pod,
+                                                               const Container& container) const {
+  if (!state.GetCpuSet(pod.uid, container.name).has_value()) return ResourceIsolationLevel::kHost;
+  if (gates_.pod_level_resource_managers && pod.HasPodLevelResources()) {
+    bool qualifies = IsContainerEquivalentQosGuaranteed(container) &&
+                     IsIntegralCpuAmount(QuantityOf(container.resources.limits, kResourceCpu));
+    if (!qualifies) return ResourceIsolationLevel::kPod;
+  }
+  return ResourceIsolationLevel::kContainer;
+}
+
+ContainerAssignment StaticPolicy::ClassifyContainer(const CpuState& state, const Pod& pod,
+                                                    const Container& container) const {
+  if (!state.GetCpuSet(pod.uid, container.name).has_value()) {
+    return ContainerAssignment::kNodeShared;
+  }
+  if (state.GetPodCpuSet(pod.uid).has_value()) {
+    return GuaranteedCpus(pod, container) > 0 ? ContainerAssignment::kPodExclusive
+                                              : ContainerAssignment::kPodShared;
+  }
+  return ContainerAssignment::kNodeExclusive;
+}
+
+// ---- debug ----
+
+absl::StatusOr<CpuSet> DebugTakeCpus(const CpuTopology& topology, const CpuSet& available,
+                                     int count, const std::map<std::string, std::string>& options,
+                                     std::optional<std::vector<int>> numa_affinity) {
+  absl::StatusOr<StaticPolicyOptions> opts =
+      NewStaticPolicyOptions(options, OptionGates::AllEnabled());
+  if (!opts.ok()) return opts.status();
+  StaticPolicy policy(topology, *opts, StaticPolicyGates{}, nullptr);
+  if (!numa_affinity.has_value()) return policy.TakeByTopology(available, count);
+  absl::StatusOr<BitMask> mask = topologymanager::NewBitMask(*numa_affinity);
+  if (!mask.ok()) return mask.status();
+  CpuState state;
+  state.SetDefaultCpuSet(available);
+  return policy.AllocateCpus(state, count, *mask, CpuSet());
+}
+
+}  // namespace podtopo::cpumanager
