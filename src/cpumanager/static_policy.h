@@ -11,7 +11,9 @@
 //     which bad option is reported), podtopo walks sorted order;
 //   - the restart bugs k/k #140989 are not repeated: AllocatePod reuses a restored pod bubble
 //     and container entries and computes only missing ones (k/k #141041), and
-//     GetPodTopologyHints regenerates pod hints from the checkpointed pod-level set;
+//     GetPodTopologyHints regenerates pod hints from the checkpointed pod-level set; a
+//     restored pod skips full-pcpus-only's free-physical-CPU count (its own CPUs are no longer
+//     free) but keeps the multiple-of-core check;
 //   - AllocatePod gives the bubble back when partitioning fails (the kubelet leaks it);
 //   - align-by-socket on a topology whose socket count is 0 treats no hint as socket-aligned
 //     (the kubelet divides by zero).
