@@ -35,9 +35,21 @@ using Word = uint64_t;
 
 enum Kind { kNuma = 0, kSocket = 1, kCore = 2, kUncore = 3, kNumKinds = 4 };
 
+// Population count without a libgcc call when the target has no POPCNT instruction.
+inline int Pop64(Word x) {
+#if defined(__POPCNT__)
+  return __builtin_popcountll(x);
+#else
+  x = x - ((x >> 1) & 0x5555555555555555ULL);
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
 int PopCount(const Word* a, int words) {
   int n = 0;
-  for (int i = 0; i < words; ++i) n += std::popcount(a[i]);
+  for (int i = 0; i < words; ++i) n += Pop64(a[i]);
   return n;
 }
 
@@ -50,7 +62,7 @@ bool Intersects(const Word* a, const Word* b, int words) {
 
 int IntersectionCount(const Word* a, const Word* b, int words) {
   int n = 0;
-  for (int i = 0; i < words; ++i) n += std::popcount(a[i] & b[i]);
+  for (int i = 0; i < words; ++i) n += Pop64(a[i] & b[i]);
   return n;
 }
 
@@ -91,6 +103,10 @@ struct TopoIndex {
   std::array<std::vector<Word>, kNumKinds> masks;   // words per element
   std::array<std::vector<int>, kNumKinds> sizes;    // CPUs per element in the full topology
   std::array<std::vector<int>, kNumKinds> elem_of;  // by cpu id (words * 64 entries), -1 = none
+  // The non-zero words of each element's mask: element e owns entries
+  // [sparse_begin[e], sparse_begin[e + 1]) of (sparse_word, sparse_mask).
+  std::array<std::vector<int>, kNumKinds> sparse_begin, sparse_word;
+  std::array<std::vector<Word>, kNumKinds> sparse_mask;
   Relation socket_numas, numa_sockets, socket_cores, numa_cores, numa_uncores, uncore_cores;
   std::vector<int> numa_socket;  // the only socket of a NUMA node, -1 when it spans several
   std::vector<Word> all;
@@ -187,6 +203,16 @@ std::unique_ptr<TopoIndex> BuildIndex(const CpuTopology& topo) {
                   static_cast<size_t>(cpu) / 64] |= Word{1} << (cpu % 64);
       t->sizes[k][static_cast<size_t>(e)]++;
     }
+    t->sparse_begin[k].assign(1, 0);
+    for (size_t e = 0; e < ids.size(); ++e) {
+      const Word* mask = t->Mask(static_cast<Kind>(k), static_cast<int>(e));
+      for (int w = 0; w < t->words; ++w) {
+        if (mask[w] == 0) continue;
+        t->sparse_word[k].push_back(w);
+        t->sparse_mask[k].push_back(mask[w]);
+      }
+      t->sparse_begin[k].push_back(static_cast<int>(t->sparse_word[k].size()));
+    }
   }
   BuildRelation(*t, kSocket, kNuma, &t->socket_numas);
   BuildRelation(*t, kNuma, kSocket, &t->numa_sockets);
@@ -275,10 +301,25 @@ class Accumulator {
     avail_.assign(static_cast<size_t>(w_), 0);
     result_.assign(static_cast<size_t>(w_), 0);
     for (int i = 0; i < w_; ++i) avail_[static_cast<size_t>(i)] = available[i] & t.all[static_cast<size_t>(i)];
-    for (int k = 0; k < kNumKinds; ++k) count_[k].assign(t.ids[k].size(), 0);
-    ForEachBit(avail_.data(), w_, [&](int cpu) {
-      for (int k = 0; k < kNumKinds; ++k) count_[k][static_cast<size_t>(t.elem_of[k][static_cast<size_t>(cpu)])]++;
-    });
+    // NUMA nodes, sockets and uncore caches are few: count them with masks. Core counts are
+    // only needed by some steps and are filled in on first use (EnsureCoreCounts).
+    for (Kind k : {kNuma, kSocket, kUncore}) {
+      auto& counts = count_[k];
+      const size_t num = t.ids[k].size();
+      counts.resize(num);
+      const auto& begin = t.sparse_begin[k];
+      const auto& word = t.sparse_word[k];
+      const auto& mask = t.sparse_mask[k];
+      for (size_t e = 0; e < num; ++e) {
+        int n_avail = 0;
+        for (int i = begin[e]; i < begin[e + 1]; ++i) {
+          n_avail += Pop64(avail_[static_cast<size_t>(word[static_cast<size_t>(i)])] &
+                           mask[static_cast<size_t>(i)]);
+        }
+        counts[e] = n_avail;
+      }
+    }
+    core_counts_valid_ = false;
   }
 
   int need() const { return need_; }
@@ -292,12 +333,15 @@ class Accumulator {
   void Take(const Word* cpus) {
     int taken = 0;
     for (int w = 0; w < w_; ++w) {
-      Word removed = avail_[static_cast<size_t>(w)] & cpus[w];
-      taken += std::popcount(cpus[w]);
-      result_[static_cast<size_t>(w)] |= cpus[w];
-      avail_[static_cast<size_t>(w)] &= ~cpus[w];
+      const Word c = cpus[w];
+      if (c == 0) continue;
+      Word removed = avail_[static_cast<size_t>(w)] & c;
+      if (removed != c) taken += Pop64(c & ~removed);  // CPUs that were not available
+      result_[static_cast<size_t>(w)] |= c;
+      avail_[static_cast<size_t>(w)] &= ~c;
       while (removed != 0) {
         Forget(w * 64 + std::countr_zero(removed));
+        ++taken;
         removed &= removed - 1;
       }
     }
@@ -358,7 +402,20 @@ class Accumulator {
 
  private:
   void Forget(int cpu) {
-    for (int k = 0; k < kNumKinds; ++k) count_[k][static_cast<size_t>(t_->elem_of[k][static_cast<size_t>(cpu)])]--;
+    const size_t c = static_cast<size_t>(cpu);
+    count_[kNuma][static_cast<size_t>(t_->elem_of[kNuma][c])]--;
+    count_[kSocket][static_cast<size_t>(t_->elem_of[kSocket][c])]--;
+    count_[kUncore][static_cast<size_t>(t_->elem_of[kUncore][c])]--;
+    if (core_counts_valid_) count_[kCore][static_cast<size_t>(t_->elem_of[kCore][c])]--;
+  }
+
+  void EnsureCoreCounts() {
+    if (core_counts_valid_) return;
+    auto& counts = count_[kCore];
+    counts.assign(t_->ids[kCore].size(), 0);
+    const int* core_of = t_->elem_of[kCore].data();
+    ForEachBit(avail_.data(), w_, [&](int cpu) { counts[static_cast<size_t>(core_of[cpu])]++; });
+    core_counts_valid_ = true;
   }
 
   // Elements of kind k with available CPUs, sorted by (available count, id).
@@ -402,6 +459,7 @@ class Accumulator {
   }
 
   const std::vector<int>& SortCores() {
+    EnsureCoreCounts();
     core_list_.clear();
     if (t_->numa_first) {
       SortSockets();
@@ -505,6 +563,7 @@ class Accumulator {
     const int per_core = t_->cpus_per_core;
     if (per_core <= 0) return false;  // Go: integer divide by zero (or a negative slice bound)
     const int cores_needed = (need_ + per_core - 1) / per_core;
+    EnsureCoreCounts();
     // details.CoresNeededInUncoreCache(cores_needed, u): the lowest core ids with an
     // available CPU in u; then details.CPUsInCores(those cores).
     picked_.assign(static_cast<size_t>(w_), 0);
@@ -548,6 +607,7 @@ class Accumulator {
   int w_ = 1;
   bool spread_ = false;
   int need_ = 0;
+  bool core_counts_valid_ = false;
   std::vector<Word> avail_, result_, picked_;
   std::array<std::vector<int>, kNumKinds> count_;
   std::vector<uint64_t> keys_;
@@ -651,20 +711,58 @@ class CombinationWalker {
   std::vector<int> cap_;
 };
 
-double Round3(double v) { return std::round(v * 1000) / 1000; }
-
-// standardDeviation with the kubelet's rounding of the mean and the result.
-double StandardDeviation(const int* xs, int n) {
-  double sum = 0;
-  for (int i = 0; i < n; ++i) sum += static_cast<double>(xs[i]);
-  const double mean = Round3(sum / static_cast<double>(n));
-  double sq = 0;
-  for (int i = 0; i < n; ++i) {
-    const double d = static_cast<double>(xs[i]) - mean;
-    sq += d * d;
+// math.Round(v*1000)/1000. Go's math.Round rounds half away from zero; for the magnitudes
+// here (|v*1000| < 2^52) truncation through int64 plus the exact fraction test gives the same
+// value without a libm call.
+double Round3(double v) {
+  const double x = v * 1000;
+  if (!(std::fabs(x) < 4503599627370496.0)) return std::round(x) / 1000;  // 2^52, NaN
+  int64_t t = static_cast<int64_t>(x);
+  const double frac = x - static_cast<double>(t);  // exact
+  if (frac >= 0.5) {
+    ++t;
+  } else if (frac <= -0.5) {
+    --t;
   }
-  return Round3(std::sqrt(sq / static_cast<double>(n)));
+  return static_cast<double>(t) / 1000;
 }
+
+// standardDeviation with the kubelet's rounding of the mean and the result:
+//   mean = round3(Σx / n); stddev = round3(sqrt(Σ(x - mean)² / n)).
+// The distributed search scores many combinations whose values share the same sum and
+// often the same squared deviations, so the two rounding stages (pure functions of
+// (Σx, n) and of (Σ(x - mean)², n)) are memoized; the arithmetic itself is unchanged.
+class StandardDeviation {
+ public:
+  double operator()(const int* xs, int n) {
+    int64_t isum = 0;  // the float64 sum of small integers is exact: sum them as integers
+    for (int i = 0; i < n; ++i) isum += xs[i];
+    if (isum != mean_sum_ || n != mean_n_) {
+      mean_sum_ = isum;
+      mean_n_ = n;
+      mean_ = Round3(static_cast<double>(isum) / static_cast<double>(n));
+    }
+    double sq = 0;
+    for (int i = 0; i < n; ++i) {
+      const double d = static_cast<double>(xs[i]) - mean_;
+      sq += d * d;
+    }
+    if (!(sq == result_sq_ && n == result_n_)) {
+      result_sq_ = sq;
+      result_n_ = n;
+      result_ = Round3(std::sqrt(sq / static_cast<double>(n)));
+    }
+    return result_;
+  }
+
+ private:
+  int64_t mean_sum_ = -1;
+  int mean_n_ = 0;
+  double mean_ = 0;
+  double result_sq_ = -1;
+  int result_n_ = 0;
+  double result_ = 0;
+};
 
 // ------------------------------------------------------------------------------------------
 
@@ -696,7 +794,22 @@ CpuSet ToCpuSet(const Word* words, int n) {
       break;
     }
   }
-  ForEachBit(words, n, [&](int cpu) { out.Add(cpu); });
+  // Long runs of CPUs as ranges, short ones CPU by CPU.
+  for (int w = 0; w < n; ++w) {
+    Word bits = words[w];
+    while (bits != 0) {
+      const int start = std::countr_zero(bits);
+      const Word from_start = bits >> start;
+      const int len = from_start == ~Word{0} >> start ? 64 - start : std::countr_one(from_start);
+      const int first = w * 64 + start;
+      if (len >= 4) {
+        out.UnionWith(CpuSet::Range(first, first + len - 1));
+      } else {
+        for (int i = 0; i < len; ++i) out.Add(first + i);
+      }
+      bits = start + len >= 64 ? 0 : bits & (~Word{0} << (start + len));
+    }
+  }
   return out;
 }
 
@@ -794,12 +907,13 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
   ws.after2.assign(static_cast<size_t>(num_numa), 0);
   ws.numa_avail.assign(static_cast<size_t>(t.words), 0);
   absl::InlinedVector<int, 16> values;
+  StandardDeviation standard_deviation;
 
   // The balance score: stddev of the leftover counts of every NUMA node with available CPUs.
   auto balance_of = [&](const std::vector<int>& after) {
     values.clear();
     for (int m : ws.present) values.push_back(after[static_cast<size_t>(m)]);
-    return StandardDeviation(values.data(), static_cast<int>(values.size()));
+    return standard_deviation(values.data(), static_cast<int>(values.size()));
   };
 
   for (int k = min_k; k <= max_k; ++k) {
