@@ -1,0 +1,121 @@
+// Node: the admission pipeline of one simulated kubelet (the "node facade").
+//
+// A Node owns what a kubelet's container manager owns for resource management: the static CPU
+// Manager (or none), the Static Memory Manager (or None), the device manager, and the Topology
+// Manager with its policy and scope. Admit() runs a pod through the same steps as a kubelet
+// receiving it: the node-fit check against allocatable (OutOfcpu, OutOfmemory, ...), then the
+// Topology Manager scope (hints from every provider, the policy's merge, and allocation), and
+// records the result. Remove() releases a pod the way the managers' RemoveContainer does.
+//
+// With a state directory, the CPU and memory checkpoints are read at Create() in the kubelet's
+// formats (validated as the kubelet's Start does) and rewritten after every change, together
+// with podtopo's own record of admitted pods (`podtopo_pods.json`). The record is written
+// after the checkpoints on admission and before them on removal, and Create() reconciles the
+// checkpoints with the record (entries of pods it does not list are released), so a crash at
+// any point loses no admitted pod and duplicates none.
+//
+// Example:
+//   auto node = Node::Create(LoadNode("preset:demo").value(), config::SeedDefault(), {});
+//   PodAllocation a = (*node)->Admit(pod);
+//   a.admitted;            // true
+//   a.cpus.String();       // the pod's bubble, e.g. "1-2"
+//
+// Thread safety: not thread-safe; callers serialise.
+#ifndef PODTOPO_ADMISSION_NODE_H_
+#define PODTOPO_ADMISSION_NODE_H_
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/pod.h"
+#include "config/kubelet_config.h"
+#include "cpuset/cpuset.h"
+#include "topology/node_topology.h"
+#include "topologymanager/topology_hint.h"
+
+namespace podtopo {
+
+struct MemoryBlockView {
+  std::string type;  // "memory", "hugepages-2Mi", ...
+  uint64_t size = 0;
+  std::vector<int> numa_nodes;
+  friend bool operator==(const MemoryBlockView&, const MemoryBlockView&) = default;
+};
+
+struct ContainerAllocation {
+  std::string name;
+  ContainerKind kind = ContainerKind::kApp;
+  // The cpuset the container runs on: its state entry, or the node's default set.
+  CpuSet cpus;
+  // "node_exclusive", "pod_exclusive", "pod_shared" or "node_shared".
+  std::string assignment;
+  std::vector<MemoryBlockView> memory;
+  std::map<std::string, std::vector<std::string>> devices;  // resource -> device ids
+  // The merged hint stored for this container; nullopt when none was merged.
+  std::optional<topologymanager::TopologyHint> topology_hint;
+};
+
+struct PodAllocation {
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+  bool admitted = false;
+  std::string reason;   // the kubelet's rejection reason ("" when admitted)
+  std::string message;  // the pod's status message ("" when admitted)
+  QosClass qos = QosClass::kBestEffort;
+  std::optional<topologymanager::TopologyHint> topology_hint;
+  CpuSet cpus;                          // pod-level bubble (pod scope with pod-level resources)
+  std::vector<MemoryBlockView> memory;  // pod-level memory blocks
+  std::vector<ContainerAllocation> containers;
+};
+
+class Node {
+ public:
+  struct Options {
+    // Where cpu_manager_state, memory_manager_state and podtopo_pods.json live; "" = in memory.
+    std::string state_dir;
+  };
+
+  // Builds the managers from the kubelet configuration (validated here as the kubelet does at
+  // start) and, with a state dir, restores and validates the checkpoints. Errors name the
+  // field or file.
+  static absl::StatusOr<std::unique_ptr<Node>> Create(NodeTopology topology,
+                                                      config::KubeletConfig config,
+                                                      Options options);
+  ~Node();
+
+  // Admits `pod` as a kubelet receiving it. A pod already admitted (same namespace/name and
+  // uid) is reported as it is, unchanged. A rejected pod leaves no state behind. With a state
+  // dir the new state is written before returning; a write failure is returned as an error.
+  absl::StatusOr<PodAllocation> Admit(const Pod& pod);
+
+  // Releases the pod's containers (kNotFound for an unknown pod).
+  absl::StatusOr<PodAllocation> Remove(const std::string& namespace_name, const std::string& name);
+
+  // Admitted pods, in admission order.
+  std::vector<PodAllocation> AdmittedPods() const;
+  const Pod* FindPod(const std::string& namespace_name, const std::string& name) const;
+
+  const NodeTopology& topology() const;
+  const config::KubeletConfig& config() const;
+  // The CPU Manager's default (shared) set; all CPUs with the none policy.
+  CpuSet DefaultCpuSet() const;
+  // Reserved CPUs (empty with the none policy).
+  CpuSet ReservedCpus() const;
+  // CPUs minus reserved (static policy), as GetAllocatableResources reports them.
+  CpuSet AllocatableCpus() const;
+
+  class Impl;
+
+ private:
+  explicit Node(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace podtopo
+
+#endif  // PODTOPO_ADMISSION_NODE_H_

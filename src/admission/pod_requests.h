@@ -1,0 +1,41 @@
+// Node capacity, allocatable and the kubelet's node-fit admission check.
+//
+// Before any resource manager runs, a kubelet checks that a pod fits the node's allocatable
+// resources next to the pods it already runs (lifecycle predicate, the scheduler's
+// noderesources Fits): the pod count, cpu (millicores), memory and every scalar resource
+// (hugepages, extended resources the node has). The first shortage rejects the pod with reason
+// "OutOf<resource>" and the message
+//   Node didn't have enough resource: cpu, requested: 2000, used: 62000, capacity: 63000
+#ifndef PODTOPO_ADMISSION_POD_REQUESTS_H_
+#define PODTOPO_ADMISSION_POD_REQUESTS_H_
+
+#include <optional>
+#include <vector>
+
+#include "admission/admission_error.h"
+#include "api/pod.h"
+#include "config/kubelet_config.h"
+#include "topology/node_topology.h"
+
+namespace podtopo {
+
+// cpu (number of CPUs), memory (Σ NUMA memory), hugepages-* (Σ per size), one count per
+// device resource.
+ResourceList NodeCapacity(const NodeTopology& topology);
+// capacity − (system + kube reserved + hard eviction), floored at 0; memory also loses the
+// hugepage totals, as the kubelet's node status setter does.
+ResourceList NodeAllocatable(const NodeTopology& topology, const config::KubeletConfig& config);
+
+// resource.PodRequests: app containers summed, sidecars added, init containers as
+// max(init + sidecars declared before it); pod-level requests (spec.resources) replace cpu,
+// memory and hugepages when PodLevelResources is on.
+ResourceList PodRequests(const Pod& pod, bool pod_level_resources);
+
+// The node-fit check. nullopt when the pod fits; else the rejection.
+std::optional<AdmitResult> CheckNodeFit(const Pod& pod, const std::vector<const Pod*>& admitted,
+                                        const ResourceList& allocatable,
+                                        bool pod_level_resources, int max_pods);
+
+}  // namespace podtopo
+
+#endif  // PODTOPO_ADMISSION_POD_REQUESTS_H_
