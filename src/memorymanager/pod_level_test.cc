@@ -260,6 +260,16 @@ TEST_F(PodLevelTest, IncompleteEntryIsNotTreatedAsAllocated) {
   EXPECT_TRUE(Restart(state).ok());
 }
 
+TEST_F(PodLevelTest, RemovingFromAnIncompleteEntryReleasesNothing) {
+  StaticPolicy policy = NewPolicy();
+  MemoryState state = Started(policy);
+  state.SetPodMemoryBlocks("seed", {Block{{0}, "memory", 2 * kGi}});  // never charged
+  policy.RemoveContainer(state, "seed", "c1");
+  EXPECT_EQ(state.GetPodMemoryBlocks("seed"), nullptr);
+  EXPECT_EQ(state.machine_state, policy.DefaultMachineState());
+  EXPECT_EQ(policy.notices().size(), 1u);
+}
+
 TEST_F(PodLevelTest, RemoveContainerReleasesTheBudgetAfterTheLastContainer) {
   StaticPolicy policy = NewPolicy();
   MemoryState state = Started(policy);

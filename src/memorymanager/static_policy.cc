@@ -702,6 +702,16 @@ void StaticPolicy::RemoveContainer(MemoryState& state, const std::string& pod_ui
                                    const std::string& container_name) {
   if (gates_.pod_level_resource_managers) {
     if (const std::vector<Block>* pod_blocks = state.GetPodMemoryBlocks(pod_uid)) {
+      if (state.ContainerEntryCount(pod_uid) == 0) {
+        // An incomplete checkpoint entry (#141993) was never charged: drop it, release nothing
+        // (the kubelet would release the pod blocks here and corrupt the machine state).
+        notices_.push_back(fmt::format(
+            "[memorymanager] dropping the pod-level memory entry of pod uid {}: it has no "
+            "container assignments (incomplete checkpoint, k/k #141993)",
+            pod_uid));
+        state.pod_assignments.erase(pod_uid);
+        return;
+      }
       std::vector<Block> pod_memory = *pod_blocks;
       state.Delete(pod_uid, container_name);
       if (state.ContainerEntryCount(pod_uid) == 0) {

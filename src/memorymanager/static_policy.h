@@ -148,7 +148,8 @@ class StaticPolicy {
   // RemoveContainer: releases the container's blocks (nodes in block order: assignments--,
   // cells reset when a node has none left, reserved memory given back). For pod-level pods
   // (PodLevelResourceManagers on and a pod entry present) only the container entry goes; the
-  // pod budget is released when the pod's last container entry is removed.
+  // pod budget is released when the pod's last container entry is removed. A pod entry without
+  // any container entry (incomplete checkpoint, #141993) is dropped without releasing anything.
   void RemoveContainer(MemoryState& state, const std::string& pod_uid,
                        const std::string& container_name);
 
