@@ -413,5 +413,116 @@ INSTANTIATE_TEST_SUITE_P(
       return testing::TestName(info.param.name, info.index);
     });
 
+// ---------------------------------------------------------------------------------------
+// lstopo XML exports through ImportHwlocXml.
+
+struct XmlCase {
+  std::string xml;      // NAME.xml
+  std::string console;  // the console of the same machine ("" = none)
+  Agreement how;
+};
+void PrintTo(const XmlCase& c, std::ostream* os) { *os << c.xml; }
+
+class HwlocXmlFixture : public ::testing::TestWithParam<XmlCase> {};
+
+TEST_P(HwlocXmlFixture, ImportAgreesWithLstopo) {
+  const XmlCase& c = GetParam();
+  std::string path = FixtureDir() + "/" + c.xml + ".xml";
+  if (!fs::exists(path)) GTEST_SKIP() << path << " is absent";
+  auto node = ImportHwlocXml(path);
+  ASSERT_TRUE(node.ok()) << node.status();
+  ConsoleTopology console = ParseConsole(ReadText(FixtureDir() + "/" + c.console + ".console"));
+  ExpectAgreement(*node, console, c.how, /*numa_is_package=*/false);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Linux, HwlocXmlFixture,
+    ::testing::Values(XmlCase{"16em64t-4s2c2t-xml", "16em64t-4s2c2t", kFull},
+                      XmlCase{"16em64t-4s2c2t-offlines-xml", "16em64t-4s2c2t-offlines", kFull},
+                      // The export was taken in the same cgroup the console was: both show
+                      // the same restricted machine, where some allowed PUs have no NUMA
+                      // node left (the import drops them, as cadvisor would).
+                      XmlCase{"16amd64-8n2c-cpusets-xml", "16amd64-8n2c-cpusets", kOfflineNuma}),
+    [](const ::testing::TestParamInfo<XmlCase>& info) {
+      return testing::TestName(info.param.xml, info.index);
+    });
+
+// The numbers an XML states about itself, read with regular expressions (independently of
+// hwloc): PU os_indexes, Core/Package/NUMANode counts.
+struct XmlNumbers {
+  std::vector<int> pus;
+  int cores = 0, packages = 0;
+  std::vector<int> numa_nodes;
+};
+XmlNumbers CountXml(const std::string& xml) {
+  XmlNumbers n;
+  static const std::regex kObj(R"re(<object type="(\w+)"(?: os_index="(\d+)")?)re");
+  for (std::sregex_iterator it(xml.begin(), xml.end(), kObj), end; it != end; ++it) {
+    std::string type = (*it)[1];
+    if (type == "PU") n.pus.push_back(std::stoi((*it)[2]));
+    if (type == "Core") ++n.cores;
+    if (type == "Package") ++n.packages;
+    if (type == "NUMANode") n.numa_nodes.push_back(std::stoi((*it)[2]));
+  }
+  std::sort(n.pus.begin(), n.pus.end());
+  std::sort(n.numa_nodes.begin(), n.numa_nodes.end());
+  return n;
+}
+
+TEST(HwlocXmlExport, CgroupRestrictedExportMatchesItsOwnNumbers) {
+  // 32amd64-4s2n4c-cgroup2 has no console. Its export was taken inside a cgroup allowing 6 of
+  // the 32 PUs (and NUMA nodes 0-5): the XML only holds those, and that is what is imported.
+  std::string path = FixtureDir() + "/32amd64-4s2n4c-cgroup2.xml";
+  if (!fs::exists(path)) GTEST_SKIP() << path << " is absent";
+  auto node = ImportHwlocXml(path);
+  ASSERT_TRUE(node.ok()) << node.status();
+  XmlNumbers want = CountXml(ReadText(path));
+  EXPECT_EQ(node->cpus.AllCpus().List(), want.pus);
+  EXPECT_EQ(node->cpus.num_cores, want.cores);
+  EXPECT_EQ(want.packages, 3);  // the XML keeps 3 Packages, only one holds allowed PUs
+  EXPECT_EQ(node->cpus.num_sockets, 1);
+  EXPECT_EQ(node->NumaIds(), want.numa_nodes);
+  EXPECT_EQ(want.pus.size(), 6u);  // guards the regexes above
+  // Distances come from the XML's NUMALatency matrix (6 nodes).
+  ASSERT_EQ(node->numa_nodes[0].distances.size(), 6u);
+  EXPECT_EQ(node->numa_nodes[0].distances, (std::vector<uint64_t>{10, 16, 16, 22, 16, 22}));
+  // The sysfs snapshot of the same machine shows all of it, as the kubelet sees it.
+  ExtractedFixture fx(FixtureDir() + "/32amd64-4s2n4c-cgroup2.tar.bz2");
+  ASSERT_TRUE(fx.ok());
+  auto whole = DiscoverSysfs(fx.sys());
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->cpus.num_cpus, 32);
+  EXPECT_EQ(whole->numa_nodes.size(), 8u);
+  for (int cpu : want.pus) {
+    EXPECT_EQ(whole->cpus.Info(cpu)->numa, node->cpus.Info(cpu)->numa) << "cpu " << cpu;
+    EXPECT_EQ(whole->cpus.Info(cpu)->socket, node->cpus.Info(cpu)->socket) << "cpu " << cpu;
+    EXPECT_EQ(whole->cpus.Info(cpu)->core, node->cpus.Info(cpu)->core) << "cpu " << cpu;
+  }
+}
+
+TEST(HwlocXmlExport, ExportAgreesWithSysfsSnapshotOfTheSameMachine) {
+  // 40intel64-2g2n4c+pcilocality: an XML export and the sysfs snapshot it was made from.
+  std::string base = FixtureDir() + "/40intel64-2g2n4c+pcilocality";
+  if (!fs::exists(base + ".xml")) GTEST_SKIP() << base << ".xml is absent";
+  auto from_xml = ImportHwlocXml(base + ".xml");
+  ASSERT_TRUE(from_xml.ok()) << from_xml.status();
+  ExtractedFixture fx(base + ".tar.bz2");
+  ASSERT_TRUE(fx.ok());
+  auto from_sysfs = DiscoverSysfs(fx.sys());
+  ASSERT_TRUE(from_sysfs.ok()) << from_sysfs.status();
+  EXPECT_EQ(from_xml->cpus.AllCpus(), from_sysfs->cpus.AllCpus());
+  from_sysfs->cpus.AllCpus().ForEach([&](int cpu) {
+    const CpuInfo* x = from_xml->cpus.Info(cpu);
+    const CpuInfo* y = from_sysfs->cpus.Info(cpu);
+    ASSERT_NE(x, nullptr);
+    EXPECT_EQ(*x, *y) << "cpu " << cpu;
+  });
+  EXPECT_EQ(from_xml->NumaIds(), from_sysfs->NumaIds());
+  for (size_t i = 0; i < from_xml->numa_nodes.size(); ++i) {
+    EXPECT_EQ(from_xml->numa_nodes[i].memory, from_sysfs->numa_nodes[i].memory);
+    EXPECT_EQ(from_xml->numa_nodes[i].distances, from_sysfs->numa_nodes[i].distances);
+  }
+}
+
 }  // namespace
 }  // namespace podtopo

@@ -1,15 +1,22 @@
 #include "topology/hwloc_import.h"
 
+#include <fcntl.h>
 #include <hwloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstring>
 #include <map>
+#include <set>
 #include <memory>
 #include <vector>
 
 #include "fmt/format.h"
+#include "nlohmann/json.hpp"
 #include "topology/hugepages.h"
 #include "util/file.h"
 #include "util/status_macros.h"
@@ -18,6 +25,7 @@ namespace podtopo {
 namespace {
 
 constexpr size_t kMaxXmlBytes = size_t{256} << 20;
+constexpr int kImportTimeoutMs = 60000;
 
 struct TopologyDeleter {
   void operator()(hwloc_topology* t) const { hwloc_topology_destroy(t); }
@@ -43,8 +51,15 @@ class Importer {
     }
     return static_cast<int>(obj->os_index);
   }
+  static int SocketOf(hwloc_obj_t package) {
+    if (package == nullptr) return 0;
+    return package->os_index != HWLOC_UNKNOWN_INDEX && package->os_index <= INT_MAX
+               ? static_cast<int>(package->os_index)
+               : static_cast<int>(package->logical_index);
+  }
   absl::Status ReadNumaNodes();
-  absl::StatusOr<int> NumaOf(hwloc_obj_t pu, unsigned cpu) const;
+  // The NUMA node local to a PU; -1 when no NUMANode holds it.
+  int NumaOf(hwloc_obj_t pu, unsigned cpu) const;
   void ReadDistances();
 
   hwloc_topology_t topo_;
@@ -95,7 +110,7 @@ absl::Status Importer::ReadNumaNodes() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<int> Importer::NumaOf(hwloc_obj_t pu, unsigned cpu) const {
+int Importer::NumaOf(hwloc_obj_t pu, unsigned cpu) const {
   hwloc_obj_t any = nullptr;
   for (hwloc_obj_t numa : numa_objs_) {
     if (numa->cpuset == nullptr || !hwloc_bitmap_isset(numa->cpuset, cpu)) continue;
@@ -103,7 +118,7 @@ absl::StatusOr<int> Importer::NumaOf(hwloc_obj_t pu, unsigned cpu) const {
     if (any == nullptr) any = numa;
   }
   if (any != nullptr) return static_cast<int>(any->os_index);
-  return Error(fmt::format("{}: no NUMANode holds P#{}", Label(pu), cpu));
+  return -1;
 }
 
 void Importer::ReadDistances() {
@@ -162,30 +177,42 @@ absl::StatusOr<NodeTopology> Importer::Run() {
   };
   std::vector<Pending> pending;
   std::map<int, int> pus_per_numa;
+  std::set<int> sockets;  // of every PU, as cadvisor counts packages of all online CPUs
+  CpuSet dropped;
   for (int i = 0; i < npu; ++i) {
     hwloc_obj_t pu = hwloc_get_obj_by_type(topo_, HWLOC_OBJ_PU, static_cast<unsigned>(i));
     PODTOPO_ASSIGN_OR_RETURN(int cpu, Index(pu, CpuSet::kMaxCpuId));
     if (out_.cpus.Info(cpu) != nullptr) {
       return Error(fmt::format("{}: second PU with os_index {}", Label(pu), cpu));
     }
-    PODTOPO_ASSIGN_OR_RETURN(int numa, NumaOf(pu, static_cast<unsigned>(cpu)));
+    hwloc_obj_t package = hwloc_get_ancestor_obj_by_type(topo_, HWLOC_OBJ_PACKAGE, pu);
+    sockets.insert(SocketOf(package));
+    int numa = NumaOf(pu, static_cast<unsigned>(cpu));
+    if (numa < 0) {
+      // An export restricted by a cgroup may leave out the NUMA node of allowed PUs. cadvisor
+      // only takes CPUs from NUMA nodes, so such a CPU does not exist for the kubelet.
+      dropped.Add(cpu);
+      continue;
+    }
     Pending p{.cpu = static_cast<unsigned>(cpu),
               .pu = pu,
               .core = hwloc_get_ancestor_obj_by_type(topo_, HWLOC_OBJ_CORE, pu),
-              .package = hwloc_get_ancestor_obj_by_type(topo_, HWLOC_OBJ_PACKAGE, pu),
+              .package = package,
               .l3 = hwloc_get_ancestor_obj_by_type(topo_, HWLOC_OBJ_L3CACHE, pu),
               .numa = numa};
     pending.push_back(p);
     ++pus_per_numa[numa];
     out_.cpus.AddCpu(cpu, CpuInfo{.numa = numa});  // placeholder for the duplicate check
   }
+  if (!dropped.IsEmpty()) {
+    out_.warnings.push_back(fmt::format(
+        "{}: no NUMANode holds PUs {} (an export restricted by a cgroup? `lstopo --whole-system "
+        "--of xml` exports everything); left out, as cadvisor leaves out CPUs of no NUMA node",
+        name_, dropped.String()));
+  }
+  if (pending.empty()) return Error("no PU is held by a NUMANode");
   for (const Pending& p : pending) {
-    int socket = 0;
-    if (p.package != nullptr) {
-      socket = p.package->os_index != HWLOC_UNKNOWN_INDEX && p.package->os_index <= INT_MAX
-                   ? static_cast<int>(p.package->os_index)
-                   : static_cast<int>(p.package->logical_index);
-    }
+    int socket = SocketOf(p.package);
     int core = static_cast<int>(p.cpu);
     if (p.core != nullptr && p.core->cpuset != nullptr) {
       int first = hwloc_bitmap_first(p.core->cpuset);
@@ -200,21 +227,13 @@ absl::StatusOr<NodeTopology> Importer::Run() {
                      CpuInfo{.numa = p.numa, .socket = socket, .core = core, .uncore = uncore});
   }
   out_.cpus.SetCountsFromCpus();
+  out_.cpus.num_sockets = static_cast<int>(sockets.size());
   ReadDistances();
   return std::move(out_);
 }
 
-}  // namespace
-
-absl::StatusOr<NodeTopology> ImportHwlocXmlText(const std::string& xml, const std::string& name) {
-  if (xml.size() > kMaxXmlBytes) {
-    return absl::InvalidArgumentError(
-        fmt::format("{}: larger than {} bytes", name, kMaxXmlBytes));
-  }
-  if (xml.find("<topology") == std::string::npos) {
-    return absl::InvalidArgumentError(
-        fmt::format("{}: not an hwloc XML topology (no <topology> element)", name));
-  }
+// Loads the XML with hwloc in this process.
+absl::StatusOr<NodeTopology> ImportInProcess(const std::string& xml, const std::string& name) {
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) {
     return absl::InternalError(fmt::format("{}: hwloc_topology_init failed", name));
@@ -231,6 +250,166 @@ absl::StatusOr<NodeTopology> ImportHwlocXmlText(const std::string& xml, const st
         "{}: not an hwloc XML topology (hwloc could not load it: {})", name, std::strerror(errno)));
   }
   return Importer(raw, name).Run();
+}
+
+// The child's report to the parent: the topology or the error, as JSON.
+std::string Encode(const absl::StatusOr<NodeTopology>& r) {
+  nlohmann::json j;
+  if (!r.ok()) {
+    j["code"] = static_cast<int>(r.status().code());
+    j["message"] = std::string(r.status().message());
+    return j.dump();
+  }
+  const CpuTopology& t = r->cpus;
+  nlohmann::json cpus = nlohmann::json::array();
+  t.AllCpus().ForEach([&](int cpu) {
+    const CpuInfo* i = t.Info(cpu);
+    cpus.push_back({cpu, i->core, i->socket, i->numa, i->uncore});
+  });
+  j["cpus"] = std::move(cpus);
+  j["counts"] = {t.num_cpus, t.num_cores, t.num_sockets, t.num_numa_nodes, t.num_uncore_caches};
+  nlohmann::json numa = nlohmann::json::array();
+  for (const NumaNode& n : r->numa_nodes) {
+    numa.push_back({{"id", n.id}, {"memory", n.memory}, {"hugepages", n.hugepages},
+                    {"distances", n.distances}});
+  }
+  j["numa"] = std::move(numa);
+  j["warnings"] = r->warnings;
+  return j.dump();
+}
+
+absl::StatusOr<NodeTopology> Decode(const std::string& text, const std::string& name) {
+  try {
+    nlohmann::json j = nlohmann::json::parse(text);
+    if (j.contains("code")) {
+      return absl::Status(static_cast<absl::StatusCode>(j["code"].get<int>()),
+                          j["message"].get<std::string>());
+    }
+    NodeTopology out;
+    out.source = name;
+    for (const auto& c : j["cpus"]) {
+      out.cpus.AddCpu(c[0].get<int>(), CpuInfo{.numa = c[3].get<int>(), .socket = c[2].get<int>(),
+                                               .core = c[1].get<int>(), .uncore = c[4].get<int>()});
+    }
+    const auto& counts = j["counts"];
+    out.cpus.num_cpus = counts[0].get<int>();
+    out.cpus.num_cores = counts[1].get<int>();
+    out.cpus.num_sockets = counts[2].get<int>();
+    out.cpus.num_numa_nodes = counts[3].get<int>();
+    out.cpus.num_uncore_caches = counts[4].get<int>();
+    for (const auto& n : j["numa"]) {
+      out.numa_nodes.push_back(NumaNode{
+          .id = n["id"].get<int>(),
+          .memory = n["memory"].get<uint64_t>(),
+          .hugepages = n["hugepages"].get<std::map<std::string, uint64_t>>(),
+          .distances = n["distances"].get<std::vector<uint64_t>>()});
+    }
+    out.warnings = j["warnings"].get<std::vector<std::string>>();
+    return out;
+  } catch (const std::exception& e) {
+    return absl::InternalError(fmt::format("{}: bad report from the hwloc import: {}", name,
+                                           e.what()));
+  }
+}
+
+// hwloc 2.9 crashes on some malformed XML (e.g. in hwloc_bitmap_compare_first), so the
+// import runs in a child process: a crash or a hang there becomes an error here.
+absl::StatusOr<NodeTopology> ImportIsolated(const std::string& xml, const std::string& name) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    return absl::InternalError(fmt::format("{}: pipe: {}", name, std::strerror(errno)));
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return absl::InternalError(fmt::format("{}: fork: {}", name, std::strerror(err)));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string report = Encode(ImportInProcess(xml, name));
+    const char* p = report.data();
+    size_t left = report.size();
+    while (left > 0) {
+      ssize_t n = ::write(fds[1], p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) ::_exit(2);
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string report;
+  bool timed_out = false;
+  char buf[65536];
+  while (true) {
+    struct pollfd pfd = {.fd = fds[0], .events = POLLIN, .revents = 0};
+    int ready = ::poll(&pfd, 1, kImportTimeoutMs);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      timed_out = true;
+      break;
+    }
+    ssize_t n = ::read(fds[0], buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    report.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  if (timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: hwloc did not finish loading it within {} s", name, kImportTimeoutMs / 1000));
+  }
+  if (WIFSIGNALED(status)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: not a valid hwloc XML topology (hwloc crashed loading it: {})", name,
+        strsignal(WTERMSIG(status))));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return absl::InternalError(fmt::format("{}: the hwloc import process failed", name));
+  }
+  return Decode(report, name);
+}
+
+// hwloc 2.9 refuses `<topology version="3.0">` (written by hwloc 3.x); the 3.0 format
+// only adds elements the 2.x reader skips, so such files are read as 2.0.
+std::string DowngradeVersion(const std::string& xml, std::vector<std::string>* notes,
+                             const std::string& name) {
+  static constexpr char kTag[] = "<topology version=\"";
+  size_t at = xml.find(kTag);
+  if (at == std::string::npos) return xml;
+  size_t v = at + sizeof(kTag) - 1;
+  size_t end = xml.find('"', v);
+  if (end == std::string::npos || xml.compare(v, 2, "3.") != 0) return xml;
+  notes->push_back(fmt::format("{}: hwloc {} XML read with hwloc 2.x's reader", name,
+                               xml.substr(v, end - v)));
+  std::string out = xml;
+  out.replace(v, end - v, "2.0");
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<NodeTopology> ImportHwlocXmlText(const std::string& xml, const std::string& name) {
+  if (xml.size() > kMaxXmlBytes) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: larger than {} bytes", name, kMaxXmlBytes));
+  }
+  if (xml.find("<topology") == std::string::npos) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: not an hwloc XML topology (no <topology> element)", name));
+  }
+  std::vector<std::string> notes;
+  std::string input = DowngradeVersion(xml, &notes, name);
+  auto node = ImportIsolated(input, name);
+  if (node.ok()) node->warnings.insert(node->warnings.begin(), notes.begin(), notes.end());
+  return node;
 }
 
 absl::StatusOr<NodeTopology> ImportHwlocXml(const std::string& path) {

@@ -14,8 +14,14 @@
 // base page), named "hugepages-2Mi" ..., distances = the NUMALatency matrix when it covers
 // every node. Header counts come from SetCountsFromCpus.
 //
+// hwloc 2.9 crashes on some malformed XML, so the import runs in a forked child process; a
+// crash or a hang (60 s) there is reported as an error. Files written by hwloc 3.x
+// (`<topology version="3.0">`, which hwloc 2.9 refuses) are read as 2.0, with a warning.
+//
 // Disallowed objects are kept (HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED), but an export taken
-// inside a restricted cgroup only holds the allowed PUs, and that is what is imported.
+// inside a restricted cgroup only holds the allowed PUs, and that is what is imported; PUs
+// whose NUMA node the export left out are dropped with a warning (cadvisor, too, only sees
+// CPUs of NUMA nodes). num_sockets counts the packages of all PUs (cadvisor's GetSockets).
 //
 // Example:
 //   absl::StatusOr<NodeTopology> node = ImportHwlocXml("node.xml");

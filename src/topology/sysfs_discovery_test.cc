@@ -323,6 +323,8 @@ struct BadCase {
   std::string error;     // expected message (exact)
 };
 
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
 class DiscoverSysfsBad : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(DiscoverSysfsBad, ClearError) {
