@@ -184,12 +184,15 @@ TEST(QosTest, PodLevelZeroQuantitiesAreIgnored) {
 
 TEST(QosTest, EmptyPodLevelStanzaWithFixUsesContainers) {
   // k/k #135082: `resources: {}` must not turn a Guaranteed pod into BestEffort.
-  for (const ResourceRequirements& empty : {RR({}, {}), RR({}, {})}) {
-    Pod pod = P({C("pause", RL("100m", "50Mi"), RL("100m", "50Mi"))}, {}, empty);
-    EXPECT_FALSE(pod.HasPodLevelResources());
-    EXPECT_EQ(GetPodQos(pod, true, /*fix_kubelet_qos_class=*/true), QosClass::kGuaranteed);
-    EXPECT_EQ(GetPodQos(pod, true, /*fix_kubelet_qos_class=*/false), QosClass::kBestEffort);
-  }
+  Pod pod = P({C("pause", RL("100m", "50Mi"), RL("100m", "50Mi"))}, {}, RR({}, {}));
+  EXPECT_FALSE(pod.HasPodLevelResources());
+  EXPECT_EQ(GetPodQos(pod, true, /*fix_kubelet_qos_class=*/true), QosClass::kGuaranteed);
+  EXPECT_EQ(GetPodQos(pod, true, /*fix_kubelet_qos_class=*/false), QosClass::kBestEffort);
+  // A stanza naming only an unsupported resource is "not set" for the fixed rule too.
+  Pod gpu_only = P({C("pause", RL("100m", "50Mi"), RL("100m", "50Mi"))}, {},
+                   RR(With({}, "example.com/gpu", "1"), {}));
+  EXPECT_EQ(GetPodQos(gpu_only, true, true), QosClass::kGuaranteed);
+  EXPECT_EQ(GetPodQos(gpu_only, true, false), QosClass::kBestEffort);
   // Without any stanza both agree.
   Pod no_stanza = P({C("pause", RL("100m", "50Mi"), RL("100m", "50Mi"))});
   EXPECT_EQ(GetPodQos(no_stanza, true, true), QosClass::kGuaranteed);

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "absl/status/status.h"
 #include "fmt/format.h"
 #include "util/file.h"
+#include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/yaml.h"
 
 namespace podtopo {
@@ -220,7 +222,9 @@ bool ReadMap(const YAML::Node* node, const std::string& path, Problems& problems
   }
   std::set<std::string> seen;
   for (YAML::const_iterator it = node->begin(); it != node->end(); ++it) {
-    const YAML::Node& key = it->first;
+    // Copies: yaml-cpp's iterator yields a temporary pair of node handles.
+    const YAML::Node key = it->first;
+    const YAML::Node value = it->second;
     if (!key.IsScalar()) {
       problems.Add(path, fmt::format("map keys must be strings, got {}", Describe(key)));
       continue;
@@ -229,7 +233,7 @@ bool ReadMap(const YAML::Node* node, const std::string& path, Problems& problems
       problems.Add(path, fmt::format("duplicate key \"{}\"", key.Scalar()));
       continue;
     }
-    fields->Add(key.Scalar(), it->second);
+    fields->Add(key.Scalar(), value);
   }
   return true;
 }
@@ -906,6 +910,49 @@ absl::Status ParseDocument(const YAML::Node& doc, const std::string& source, siz
   return absl::OkStatus();
 }
 
+// Sees where each document starts. yaml-cpp 0.7's LoadAll loops forever, allocating a null
+// document per turn, when a document starts with a token it cannot place (a lone `,`:
+// jbeder/yaml-cpp#1040, fixed upstream in 0.8 by #1318/#1319). Parsing once with this
+// handler first finds such input: a document that starts where the previous one started
+// made no progress.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override { start_ = mark; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+  const YAML::Mark& start() const { return start_; }
+
+ private:
+  YAML::Mark start_;
+};
+
+std::string YamlErrorLocation(const YAML::Mark& mark);
+
+// Throws YAML::ParserException for malformed input, including input LoadAll cannot finish.
+void CheckYamlTerminates(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  int previous = -1;
+  size_t documents = 0;
+  while (parser.HandleNextDocument(starts)) {
+    if (starts.start().pos == previous || ++documents > text.size() + 1) {
+      throw YAML::ParserException(starts.start(), "unexpected character here (did a line start "
+                                                  "with ',' or another stray symbol?)");
+    }
+    previous = starts.start().pos;
+  }
+}
+
 std::string YamlErrorLocation(const YAML::Mark& mark) {
   if (mark.is_null()) return "";
   return fmt::format("line {}, column {}: ", mark.line + 1, mark.column + 1);
@@ -931,6 +978,7 @@ absl::StatusOr<std::vector<Pod>> ParsePods(const std::string& yaml_text,
                                            const std::string& source_name) {
   std::vector<YAML::Node> documents;
   try {
+    CheckYamlTerminates(yaml_text);
     documents = YAML::LoadAll(yaml_text);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(fmt::format("{}: {}malformed YAML: {}", source_name,

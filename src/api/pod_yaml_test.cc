@@ -278,6 +278,33 @@ TEST(PodYamlTest, EmptyAndNullPodLevelStanzas) {
   EXPECT_FALSE(empty_stanza.HasPodLevelResources());
 }
 
+TEST(PodYamlTest, Issue135082EmptyPodLevelResourcesKeepContainerQos) {
+  // The pod of k/k #135082: `resources: {}` with a Guaranteed container.
+  Pod pod = MustParseOne(R"(apiVersion: v1
+kind: Pod
+metadata:
+  name:      pause-plr
+spec:
+  resources: {}
+  containers:
+    - name:    pause
+      image: registry.k8s.io/pause:latest
+      resources:
+        requests:
+          cpu:    100m
+          memory: 50Mi
+        limits:
+          cpu:    100m
+          memory: 50Mi
+)");
+  EXPECT_EQ(GetPodQos(pod), QosClass::kGuaranteed);
+  EXPECT_EQ(GetPodQos(pod, true, /*fix_kubelet_qos_class=*/false), QosClass::kBestEffort);
+  Pod requests_only = MustParseOne(
+      PodWithSpec("  resources: {requests: {}}\n  containers: [{name: c, resources: {limits: "
+                  "{cpu: 1, memory: 1Gi}}}]\n"));
+  EXPECT_EQ(GetPodQos(requests_only), QosClass::kGuaranteed);
+}
+
 TEST(PodYamlTest, QuantitiesAsNumbersAndStrings) {
   Pod pod = MustParseOne(PodWithSpec(R"(  containers:
   - name: c
@@ -714,6 +741,12 @@ TEST(PodYamlRobustnessTest, MalformedYamlNamesTheLine) {
   EXPECT_THAT(error, HasSubstr("malformed YAML"));
   EXPECT_THAT(ErrorOf("a: b\n\tc: d\n", "tab.yaml"), HasSubstr("tab.yaml: line 2"));
   EXPECT_THAT(ErrorOf("a: b: c\n"), HasSubstr("malformed YAML"));
+  // yaml-cpp 0.7's LoadAll would loop forever and exhaust memory on these
+  // (jbeder/yaml-cpp#1040).
+  for (const std::string& stray : {std::string(","), std::string(",\n"), std::string(", a"),
+                                   SmallPod("a") + "---\n,\n"}) {
+    EXPECT_THAT(ErrorOf(stray, "comma.yaml"), HasSubstr("comma.yaml: line ")) << stray;
+  }
   EXPECT_THAT(ErrorOf("a: [1, 2\n", "cut.yaml"), HasSubstr("cut.yaml: line "));
 }
 
@@ -800,7 +833,21 @@ spec:
 RC_GTEST_PROP(PodYamlPropertyTest, ArbitraryTextNeverCrashes, (const std::string& text)) {
   absl::StatusOr<std::vector<Pod>> pods = ParsePods(text, "rc.yaml");
   if (!pods.ok()) {
-    RC_ASSERT(std::string(pods.status().message()).rfind("rc.yaml: ", 0) == 0);
+    const std::string message(pods.status().message());
+    RC_ASSERT(message.rfind("rc.yaml: ", 0) == 0);
+    RC_ASSERT(message.find("bad_alloc") == std::string::npos);
+  }
+}
+
+// YAML punctuation soup: the inputs that make yaml-cpp misbehave (loops, huge allocations).
+RC_GTEST_PROP(PodYamlPropertyTest, YamlSyntaxSoupNeverHangs, ()) {
+  static const std::string kAlphabet = "[]{},:-?&*!|>'\"#%@ \n\ta0.~";
+  const std::string text = *rc::gen::container<std::string>(rc::gen::elementOf(kAlphabet));
+  absl::StatusOr<std::vector<Pod>> pods = ParsePods(text, "soup.yaml");
+  if (!pods.ok()) {
+    const std::string message(pods.status().message());
+    RC_ASSERT(message.rfind("soup.yaml: ", 0) == 0);
+    RC_ASSERT(message.find("bad_alloc") == std::string::npos);  // seen under `ulimit -v`
   }
 }
 
