@@ -109,6 +109,11 @@ struct TopoIndex {
   std::array<std::vector<Word>, kNumKinds> sparse_mask;
   Relation socket_numas, numa_sockets, socket_cores, numa_cores, numa_uncores, uncore_cores;
   std::vector<int> numa_socket;  // the only socket of a NUMA node, -1 when it spans several
+  // Cores nest in the parents sortAvailableCores walks (sockets when NUMA-first, NUMA nodes
+  // otherwise), and those parents nest in the top level. Then the sorted core list never
+  // repeats an element and taking CPUs of one parent's cores changes no other parent's
+  // counts, so the list can be produced parent by parent while taking.
+  bool cores_nest = false;
   std::vector<Word> all;
 
   // The topology this index was built from (exact cache validation).
@@ -220,6 +225,17 @@ std::unique_ptr<TopoIndex> BuildIndex(const CpuTopology& topo) {
   BuildRelation(*t, kNuma, kCore, &t->numa_cores);
   BuildRelation(*t, kNuma, kUncore, &t->numa_uncores);
   BuildRelation(*t, kUncore, kCore, &t->uncore_cores);
+  auto nests = [&](const Relation& r, Kind child) {
+    std::vector<int> parents_of(static_cast<size_t>(t->NumElems(child)), 0);
+    for (size_t i = 0; i < r.child.size(); ++i) {
+      if (r.inter[i] >= 0) return false;
+      if (++parents_of[static_cast<size_t>(r.child[i])] > 1) return false;
+    }
+    return true;
+  };
+  t->cores_nest = t->numa_first
+                      ? nests(t->numa_sockets, kSocket) && nests(t->socket_cores, kCore)
+                      : nests(t->socket_numas, kNuma) && nests(t->numa_cores, kCore);
   t->numa_socket.assign(static_cast<size_t>(t->NumElems(kNuma)), -1);
   for (int m = 0; m < t->NumElems(kNuma); ++m) {
     const Relation& r = t->numa_sockets;
@@ -319,7 +335,13 @@ class Accumulator {
         counts[e] = n_avail;
       }
     }
-    core_counts_valid_ = false;
+    all_cores_counted_ = false;
+    if (core_stamp_.size() != t.ids[kCore].size() || stamp_ == ~uint32_t{0}) {
+      core_stamp_.assign(t.ids[kCore].size(), 0);
+      count_[kCore].assign(t.ids[kCore].size(), 0);
+      stamp_ = 0;
+    }
+    ++stamp_;  // invalidates every core count
   }
 
   int need() const { return need_; }
@@ -406,16 +428,54 @@ class Accumulator {
     count_[kNuma][static_cast<size_t>(t_->elem_of[kNuma][c])]--;
     count_[kSocket][static_cast<size_t>(t_->elem_of[kSocket][c])]--;
     count_[kUncore][static_cast<size_t>(t_->elem_of[kUncore][c])]--;
-    if (core_counts_valid_) count_[kCore][static_cast<size_t>(t_->elem_of[kCore][c])]--;
+    const size_t core = static_cast<size_t>(t_->elem_of[kCore][c]);
+    if (core_stamp_[core] == stamp_) count_[kCore][core]--;
   }
 
-  void EnsureCoreCounts() {
-    if (core_counts_valid_) return;
+  // Core counts are computed on first use: all at once, or (cores_nest) per parent.
+  void CountAllCores() {
+    if (all_cores_counted_) return;
     auto& counts = count_[kCore];
-    counts.assign(t_->ids[kCore].size(), 0);
+    std::fill(counts.begin(), counts.end(), 0);
+    std::fill(core_stamp_.begin(), core_stamp_.end(), stamp_);
     const int* core_of = t_->elem_of[kCore].data();
     ForEachBit(avail_.data(), w_, [&](int cpu) { counts[static_cast<size_t>(core_of[cpu])]++; });
-    core_counts_valid_ = true;
+    all_cores_counted_ = true;
+  }
+
+  // REQUIRES: cores nest in `parent` (the cores of r's parent are all inside it).
+  void CountCoresOf(const Relation& r, Kind parent_kind, int parent) {
+    if (all_cores_counted_) return;
+    auto& counts = count_[kCore];
+    const size_t b = static_cast<size_t>(r.begin[static_cast<size_t>(parent)]);
+    const size_t e = static_cast<size_t>(r.begin[static_cast<size_t>(parent) + 1]);
+    if (b == e || core_stamp_[static_cast<size_t>(r.child[b])] == stamp_) return;
+    for (size_t i = b; i < e; ++i) {
+      counts[static_cast<size_t>(r.child[i])] = 0;
+      core_stamp_[static_cast<size_t>(r.child[i])] = stamp_;
+    }
+    const int* core_of = t_->elem_of[kCore].data();
+    const auto& sb = t_->sparse_begin[parent_kind];
+    for (int i = sb[static_cast<size_t>(parent)]; i < sb[static_cast<size_t>(parent) + 1]; ++i) {
+      const int w = t_->sparse_word[parent_kind][static_cast<size_t>(i)];
+      Word bits = avail_[static_cast<size_t>(w)] & t_->sparse_mask[parent_kind][static_cast<size_t>(i)];
+      while (bits != 0) {
+        counts[static_cast<size_t>(core_of[w * 64 + std::countr_zero(bits)])]++;
+        bits &= bits - 1;
+      }
+    }
+  }
+
+  // True when element e of kind k has an available CPU.
+  bool HasAvailable(Kind k, int e) const {
+    const auto& sb = t_->sparse_begin[k];
+    for (int i = sb[static_cast<size_t>(e)]; i < sb[static_cast<size_t>(e) + 1]; ++i) {
+      if ((avail_[static_cast<size_t>(t_->sparse_word[k][static_cast<size_t>(i)])] &
+           t_->sparse_mask[k][static_cast<size_t>(i)]) != 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // Elements of kind k with available CPUs, sorted by (available count, id).
@@ -459,7 +519,7 @@ class Accumulator {
   }
 
   const std::vector<int>& SortCores() {
-    EnsureCoreCounts();
+    CountAllCores();
     core_list_.clear();
     if (t_->numa_first) {
       SortSockets();
@@ -519,7 +579,37 @@ class Accumulator {
     TakeFree(kSocket);
   }
 
+  // The parents whose cores sortAvailableCores lists, in order, and their relation.
+  const std::vector<int>& SortCoreParents(const Relation** r, Kind* kind) {
+    if (t_->numa_first) {
+      *r = &t_->socket_cores;
+      *kind = kSocket;
+      return SortSockets();
+    }
+    *r = &t_->numa_cores;
+    *kind = kNuma;
+    return SortNumas();
+  }
+
   void TakeFullCores() {
+    if (t_->cores_nest) {
+      // Parent by parent; identical to the up-front list (see TopoIndex::cores_nest).
+      const Relation* r;
+      Kind kind;
+      const std::vector<int>& parents = SortCoreParents(&r, &kind);
+      for (int p : parents) {
+        if (need_ < 1) return;  // nothing can be taken any more
+        CountCoresOf(*r, kind, p);
+        core_list_.clear();
+        AppendChildren(*r, kCore, p, &core_list_);
+        free_.clear();
+        for (int c : core_list_) {
+          if (Count(kCore, c) == t_->cpus_per_core) free_.push_back(c);
+        }
+        TakeFree(kCore);
+      }
+      return;
+    }
     SortCores();
     free_.clear();
     for (int c : core_list_) {
@@ -563,7 +653,6 @@ class Accumulator {
     const int per_core = t_->cpus_per_core;
     if (per_core <= 0) return false;  // Go: integer divide by zero (or a negative slice bound)
     const int cores_needed = (need_ + per_core - 1) / per_core;
-    EnsureCoreCounts();
     // details.CoresNeededInUncoreCache(cores_needed, u): the lowest core ids with an
     // available CPU in u; then details.CPUsInCores(those cores).
     picked_.assign(static_cast<size_t>(w_), 0);
@@ -573,7 +662,7 @@ class Accumulator {
          i < r.begin[static_cast<size_t>(u) + 1] && taken_cores < cores_needed; ++i) {
       int c = r.child[static_cast<size_t>(i)];
       int inter = r.inter[static_cast<size_t>(i)];
-      bool listed = inter < 0 ? Count(kCore, c) > 0
+      bool listed = inter < 0 ? HasAvailable(kCore, c)
                               : Intersects(r.inter_masks.data() + inter, avail_.data(), w_);
       if (!listed) continue;
       ++taken_cores;
@@ -596,6 +685,28 @@ class Accumulator {
   }
 
   void TakeRemainingCpus() {
+    if (t_->cores_nest && !spread_) {
+      const Relation* r;
+      Kind kind;
+      const std::vector<int>& parents = SortCoreParents(&r, &kind);
+      for (int p : parents) {
+        CountCoresOf(*r, kind, p);
+        core_list_.clear();
+        AppendChildren(*r, kCore, p, &core_list_);
+        for (int c : core_list_) {
+          const Word* mask = t_->Mask(kCore, c);
+          for (int w = 0; w < w_; ++w) {
+            Word bits = mask[w] & avail_[static_cast<size_t>(w)];
+            while (bits != 0) {
+              TakeCpu(w * 64 + std::countr_zero(bits));
+              if (IsSatisfied()) return;
+              bits &= bits - 1;
+            }
+          }
+        }
+      }
+      return;
+    }
     SortCpus();
     for (int cpu : cpu_list_) {
       TakeCpu(cpu);
@@ -607,7 +718,9 @@ class Accumulator {
   int w_ = 1;
   bool spread_ = false;
   int need_ = 0;
-  bool core_counts_valid_ = false;
+  bool all_cores_counted_ = false;
+  uint32_t stamp_ = 0;
+  std::vector<uint32_t> core_stamp_;  // core counts are valid where stamp == stamp_
   std::vector<Word> avail_, result_, picked_;
   std::array<std::vector<int>, kNumKinds> count_;
   std::vector<uint64_t> keys_;
