@@ -9,28 +9,6 @@ namespace {
 
 bool IsHugePages(const std::string& name) { return name.rfind(kHugePagesPrefix, 0) == 0; }
 
-bool IsPodLevelResource(const std::string& name) {
-  return name == kResourceCpu || name == kResourceMemory || IsHugePages(name);
-}
-
-void AddTo(ResourceList& into, const ResourceList& add) {
-  for (const auto& [name, q] : add) {
-    auto it = into.find(name);
-    if (it == into.end()) {
-      into[name] = q;
-    } else {
-      it->second.Add(q);
-    }
-  }
-}
-
-void MaxInto(ResourceList& into, const ResourceList& other) {
-  for (const auto& [name, q] : other) {
-    auto it = into.find(name);
-    if (it == into.end() || it->second.Cmp(q) < 0) into[name] = q;
-  }
-}
-
 // The amount the fit check compares: millicores for cpu, Value() otherwise.
 int64_t Amount(const std::string& name, const Quantity& q) {
   return name == kResourceCpu ? q.MilliValue() : q.Value();
@@ -75,31 +53,6 @@ ResourceList NodeAllocatable(const NodeTopology& topology, const config::Kubelet
     if (mem.Sign() < 0) mem = Quantity::FromInt(0, Quantity::Format::kBinarySI);
   }
   return out;
-}
-
-ResourceList PodRequests(const Pod& pod, bool pod_level_resources) {
-  ResourceList reqs;
-  for (const auto& c : pod.containers) AddTo(reqs, c.resources.requests);
-  ResourceList sidecars, init_max;
-  for (const auto& c : pod.init_containers) {
-    ResourceList r;
-    if (c.IsRestartableInit()) {
-      AddTo(reqs, c.resources.requests);
-      AddTo(sidecars, c.resources.requests);
-      r = sidecars;
-    } else {
-      r = c.resources.requests;
-      AddTo(r, sidecars);
-    }
-    MaxInto(init_max, r);
-  }
-  MaxInto(reqs, init_max);
-  if (pod_level_resources && pod.resources.has_value()) {
-    for (const auto& [name, q] : pod.resources->requests) {
-      if (IsPodLevelResource(name)) reqs[name] = q;
-    }
-  }
-  return reqs;
 }
 
 std::optional<AdmitResult> CheckNodeFit(const Pod& pod, const std::vector<const Pod*>& admitted,

@@ -26,12 +26,8 @@ ResourceList NodeCapacity(const NodeTopology& topology);
 // hugepage totals, as the kubelet's node status setter does.
 ResourceList NodeAllocatable(const NodeTopology& topology, const config::KubeletConfig& config);
 
-// resource.PodRequests: app containers summed, sidecars added, init containers as
-// max(init + sidecars declared before it); pod-level requests (spec.resources) replace cpu,
-// memory and hugepages when PodLevelResources is on.
-ResourceList PodRequests(const Pod& pod, bool pod_level_resources);
-
-// The node-fit check. nullopt when the pod fits; else the rejection.
+// The node-fit check over PodRequests (api/pod.h). nullopt when the pod fits; else the
+// rejection.
 std::optional<AdmitResult> CheckNodeFit(const Pod& pod, const std::vector<const Pod*>& admitted,
                                         const ResourceList& allocatable,
                                         bool pod_level_resources, int max_pods);

@@ -10,10 +10,6 @@ namespace {
 using topologymanager::BitMask;
 using topologymanager::TopologyHint;
 
-bool IsExtendedResource(const std::string& name) {
-  return name != kResourceCpu && name != kResourceMemory && name.rfind(kHugePagesPrefix, 0) != 0;
-}
-
 // The container's limits for resources served by `dm`, as ints (Quantity.Value()).
 std::map<std::string, int> ContainerRequests(const DeviceManager& dm, const Container& c) {
   std::map<std::string, int> out;
@@ -26,35 +22,6 @@ std::map<std::string, int> ContainerRequests(const DeviceManager& dm, const Cont
 }
 
 }  // namespace
-
-std::map<std::string, int64_t> PodExtendedLimits(const Pod& pod) {
-  std::map<std::string, int64_t> apps, init_max, sidecars;
-  auto add = [](std::map<std::string, int64_t>& m, const std::string& k, int64_t v) {
-    m[k] += v;
-  };
-  for (const auto& c : pod.containers) {
-    for (const auto& [name, q] : c.resources.limits) {
-      if (IsExtendedResource(name)) add(apps, name, q.Value());
-    }
-  }
-  for (const auto& c : pod.init_containers) {
-    if (c.IsRestartableInit()) {
-      for (const auto& [name, q] : c.resources.limits) {
-        if (IsExtendedResource(name)) add(sidecars, name, q.Value());
-      }
-      continue;
-    }
-    for (const auto& [name, q] : c.resources.limits) {
-      if (!IsExtendedResource(name)) continue;
-      int64_t v = q.Value() + (sidecars.count(name) ? sidecars[name] : 0);
-      init_max[name] = std::max(init_max.count(name) ? init_max[name] : 0, v);
-    }
-  }
-  std::map<std::string, int64_t> out = apps;
-  for (const auto& [name, v] : sidecars) out[name] += v;
-  for (const auto& [name, v] : init_max) out[name] = std::max(out[name], v);
-  return out;
-}
 
 DeviceManager::DeviceManager(const std::vector<Device>& devices, std::vector<int> numa_nodes)
     : all_(devices), numa_nodes_(std::move(numa_nodes)) {
@@ -189,9 +156,10 @@ HintMap DeviceManager::GetTopologyHints(const Pod& pod, const Container& contain
 
 HintMap DeviceManager::GetPodTopologyHints(const Pod& pod) const {
   std::map<std::string, int> requests;
-  for (const auto& [name, v] : PodExtendedLimits(pod)) {
+  // getPodDeviceRequest: resource.PodLimits over the device-plugin resources.
+  for (const auto& [name, q] : PodLimits(pod)) {
     if (IsDevicePluginResource(name)) {
-      requests[name] = static_cast<int>(std::clamp<int64_t>(v, 0, 1 << 30));
+      requests[name] = static_cast<int>(std::clamp<int64_t>(q.Value(), 0, 1 << 30));
     }
   }
   return HintsFor(pod, requests, nullptr);

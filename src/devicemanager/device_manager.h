@@ -106,11 +106,6 @@ class DeviceManager {
   std::map<std::string, std::map<std::string, std::set<std::string>>> devices_to_reuse_;
 };
 
-// The pod's aggregated limit of each device-plugin-like resource (resource.PodLimits over the
-// containers, with the sidecar formula): max(Σ app + Σ sidecars, max_i(init_i + sidecars
-// declared before i)). Only resources that are not cpu, memory or hugepages-* are returned.
-std::map<std::string, int64_t> PodExtendedLimits(const Pod& pod);
-
 }  // namespace podtopo::devicemanager
 
 #endif  // PODTOPO_DEVICEMANAGER_DEVICE_MANAGER_H_

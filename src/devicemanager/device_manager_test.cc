@@ -120,7 +120,7 @@ TEST(DeviceManagerTest, PodHintsUseTheSidecarFormula) {
   Pod pod = PodWith({GpuContainer("init", 1, ContainerKind::kInit),
                      GpuContainer("side", 1, ContainerKind::kSidecar)},
                     {GpuContainer("app", 1)});
-  EXPECT_EQ(PodExtendedLimits(pod).at(kGpu), 2);
+  EXPECT_EQ(PodLimits(pod).at(kGpu).Value(), 2);
   HintMap hints = dm.GetPodTopologyHints(pod);
   std::vector<TopologyHint> want = {Hint(0b01, true), Hint(0b10, true), Hint(0b11, false)};
   EXPECT_EQ(*hints[kGpu], want);
