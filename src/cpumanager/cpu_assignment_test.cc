@@ -336,6 +336,19 @@ TEST(PackedTest, CoresSpanningSocketsStillYieldRequestedCount) {
   EXPECT_TRUE(got->IsSubsetOf(topo.AllCpus()));
 }
 
+// The hybrid part has 24 CPUs on 16 cores, so CPUsPerCore() is 1 and a P-core with one
+// free thread counts as "free"; takeFullCores then takes the core's topology CPUs, busy
+// sibling included (cpu_assignment.go takes a.topo.CPUDetails.CPUsInCores(core)).
+// Core 8 = {8, 16} with 8 busy sorts first (1 free CPU), is "free", and is taken whole.
+TEST(PackedTest, HeaderRatioFreeCheckTakesBusySibling) {
+  const CpuTopology& topo =
+      testing::FakeTopology("topoSingleSocketSingleNumaPerSocketPCoreHTMonolithicUncore");
+  auto got = TakeByTopologyNumaPacked(topo, Cpus("9,16-17"), 2, CpuSortingStrategy::kPacked,
+                                      false);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->String(), "8,16");
+}
+
 TEST(PackedTest, SameTopologyObjectMutatedBetweenCalls) {
   // The per-thread topology index must notice content changes, not just addresses.
   CpuTopology topo = T256();
