@@ -280,6 +280,56 @@ std::map<std::string, std::string> ReadStringMap(const YAML::Node* node, const s
   return out;
 }
 
+// The decimal text kubectl sends for an unquoted number: go-yaml v2 resolves plain scalars
+// with strconv.ParseInt(base 0) after dropping '_', so `010` is 8, `0x1F` 31, `0b11` 3,
+// `+2` 2 and `1_000` 1000. Floats and anything else come back unchanged (minus '_').
+std::string GoYamlPlainNumber(const std::string& text) {
+  std::string plain;
+  for (char ch : text) {
+    if (ch != '_') plain.push_back(ch);
+  }
+  const bool negative = !plain.empty() && plain[0] == '-';
+  const size_t sign = (!plain.empty() && (plain[0] == '-' || plain[0] == '+')) ? 1 : 0;
+  std::string digits = plain.substr(sign);
+  int base = 10;
+  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    base = 16;
+    digits.erase(0, 2);
+  } else if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'b' || digits[1] == 'B')) {
+    base = 2;
+    digits.erase(0, 2);
+  } else if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'o' || digits[1] == 'O')) {
+    base = 8;
+    digits.erase(0, 2);
+  } else if (digits.size() > 1 && digits[0] == '0') {
+    base = 8;
+    digits.erase(0, 1);
+  }
+  if (digits.empty()) return plain;
+  unsigned __int128 value = 0;
+  for (char ch : digits) {
+    int d;
+    if (ch >= '0' && ch <= '9') {
+      d = ch - '0';
+    } else if (ch >= 'a' && ch <= 'f') {
+      d = ch - 'a' + 10;
+    } else if (ch >= 'A' && ch <= 'F') {
+      d = ch - 'A' + 10;
+    } else {
+      return plain;  // a float or not a number: Go does not read it as an integer either
+    }
+    if (d >= base) return plain;  // e.g. "08": ParseInt fails, ParseFloat reads 8 (same text)
+    value = value * base + d;
+    if (value > (static_cast<unsigned __int128>(1) << 64)) return plain;  // beyond int64
+  }
+  std::string decimal;
+  do {
+    decimal.insert(decimal.begin(), static_cast<char>('0' + static_cast<int>(value % 10)));
+    value /= 10;
+  } while (value != 0);
+  return (negative ? "-" : "") + decimal;
+}
+
 // A quantity given as a string or a number; null reads as zero, as Go's decoder does.
 std::optional<Quantity> ReadQuantity(const YAML::Node& node, const std::string& path,
                                      Problems& problems) {
@@ -290,7 +340,10 @@ std::optional<Quantity> ReadQuantity(const YAML::Node& node, const std::string& 
                                    Describe(node)));
     return std::nullopt;
   }
-  const std::string text = node.Scalar();
+  const std::string text =
+      IsPlain(node) && ClassifyPlain(node.Scalar()) == PlainType::kNumber
+          ? GoYamlPlainNumber(node.Scalar())
+          : node.Scalar();
   absl::StatusOr<Quantity> q = Quantity::Parse(text);
   if (!q.ok()) {
     std::string message(q.status().message());

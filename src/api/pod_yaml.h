@@ -5,7 +5,10 @@
 // any other kind is an error. Fields read: metadata.{name,namespace,uid,labels},
 // spec.resources, spec.os.name, spec.{initContainers,containers,ephemeralContainers}[] with
 // name, image, command, args, restartPolicy, resources.{requests,limits}. Unknown fields are
-// ignored; a field we read with the wrong type is an error.
+// ignored; a field we read with the wrong type is an error. Types follow kubectl (go-yaml
+// v2, YAML 1.1): an unquoted `8080`, `true` or `yes` where a string belongs is an error (as
+// the API server's "cannot unmarshal number into ... of type string"), and unquoted integer
+// quantities are read as kubectl sends them (`cpu: 010` is 8, `0x10` is 16, `1_000` 1000).
 //
 //   absl::StatusOr<std::vector<Pod>> pods = LoadPods("pods.yaml");   // "-" = stdin
 //   // error: `pods.yaml: document 2: spec.containers[1].resources.requests.cpu: "2x":

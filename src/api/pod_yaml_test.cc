@@ -319,6 +319,27 @@ TEST(PodYamlTest, QuantitiesAsNumbersAndStrings) {
   EXPECT_EQ(c.resources.requests.at("example.com/gpu").Value(), 1);
 }
 
+TEST(PodYamlTest, UnquotedNumbersReadAsKubectlSendsThem) {
+  // go-yaml v2 (kubectl) reads these plain scalars as integers: octal, hex, binary, '_'.
+  Pod pod = MustParseOne(PodWithSpec(R"(  containers:
+  - name: c
+    resources:
+      requests: {cpu: 010, memory: 0x100, example.com/a: 0b11, example.com/b: 1_000}
+      limits: {cpu: "010", example.com/a: 3, example.com/b: "1000"}
+)"));
+  const ResourceList& requests = pod.containers[0].resources.requests;
+  EXPECT_EQ(requests.at("cpu").MilliValue(), 8000);       // plain 010 is octal
+  EXPECT_EQ(pod.containers[0].resources.limits.at("cpu").MilliValue(), 10000);  // quoted
+  EXPECT_EQ(requests.at("memory").Value(), 256);
+  EXPECT_EQ(requests.at("example.com/a").Value(), 3);
+  EXPECT_EQ(requests.at("example.com/b").Value(), 1000);
+  // A plain number that is not an integer literal keeps its text: 08 and 1.5e3.
+  Pod floats = MustParseOne(PodWithSpec(
+      "  containers: [{name: c, resources: {requests: {cpu: 08, memory: 1.5e3}}}]\n"));
+  EXPECT_EQ(floats.containers[0].resources.requests.at("cpu").MilliValue(), 8000);
+  EXPECT_EQ(floats.containers[0].resources.requests.at("memory").Value(), 1500);
+}
+
 TEST(PodYamlTest, WrongTypesAreErrors) {
   EXPECT_THAT(ErrorOf(PodWithSpec("  containers: {name: c}\n")),
               HasSubstr("spec.containers: expected a list of containers, got a map"));
