@@ -151,6 +151,73 @@ INSTANTIATE_TEST_SUITE_P(QosTest, GoQosTableTest,
                          });
 
 // ---------------------------------------------------------------------------------------
+// The pods of the Memory Manager vectors (../shared/vectors/memory_cases.json) carry the QoS
+// GetPodQOS gives them.
+
+struct VectorPod {
+  std::string name;
+  Pod pod;
+  std::string qos;
+};
+
+ResourceList ListFromJson(const nlohmann::json& j) {
+  ResourceList list;
+  if (!j.is_object()) return list;
+  for (const auto& [name, value] : j.items()) {
+    list[name] = Q(value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return list;
+}
+
+std::vector<VectorPod> MemoryVectorPods() {
+  std::vector<VectorPod> out;
+  const nlohmann::json vectors = testing::LoadVectors("memory_cases.json");
+  for (const nlohmann::json& c : vectors.at("cases")) {
+    if (!c.contains("pod") || !c["pod"].contains("qos")) continue;
+    const nlohmann::json& jp = c["pod"];
+    Pod pod;
+    pod.name = jp.value("uid", "pod");
+    for (const char* list : {"init_containers", "containers"}) {
+      if (!jp.contains(list)) continue;
+      for (const nlohmann::json& jc : jp[list]) {
+        Container container;
+        container.name = jc.value("name", "");
+        container.resources.requests = ListFromJson(jc.value("requests", nlohmann::json()));
+        container.resources.limits = ListFromJson(jc.value("limits", nlohmann::json()));
+        if (std::string(list) == "containers") {
+          container.kind = ContainerKind::kApp;
+          pod.containers.push_back(container);
+        } else {
+          container.kind =
+              jc.value("restartable", false) ? ContainerKind::kSidecar : ContainerKind::kInit;
+          pod.init_containers.push_back(container);
+        }
+      }
+    }
+    out.push_back({c.value("id", "") + " " + c.value("test", "") + " " +
+                       c.value("description", ""),
+                   pod, jp["qos"].get<std::string>()});
+  }
+  return out;
+}
+
+class MemoryVectorQosTest : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(MemoryVectorQosTest, QosOfVectorPod) {
+  const VectorPod v = MemoryVectorPods()[GetParam()];
+  EXPECT_STREQ(QosClassName(GetPodQos(v.pod)), v.qos.c_str()) << v.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Vectors, MemoryVectorQosTest,
+                         ::testing::Range<size_t>(0, MemoryVectorPods().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return testing::TestName(MemoryVectorPods()[info.param].name,
+                                                    info.param);
+                         });
+
+TEST(MemoryVectorQosTest, VectorsHavePods) { EXPECT_GE(MemoryVectorPods().size(), 20u); }
+
+// ---------------------------------------------------------------------------------------
 // Further pod-level and classic rules.
 
 TEST(QosTest, PodLevelStanzaDecidesAloneEvenWhenContainersAreGuaranteed) {
