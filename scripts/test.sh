@@ -14,6 +14,6 @@ if [ "${PODTOPO_SKIP_SANITIZERS:-0}" != 1 ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPODTOPO_SANITIZE=ON \
     -DPODTOPO_BUILD_SERVER=OFF -DPODTOPO_BUILD_BENCHMARKS=OFF >/dev/null
   cmake --build build-asan -j"$jobs"
-  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 PODTOPO_PROPERTY_OPS=10000 \
     ctest --output-on-failure -j"$jobs" -L unit)
 fi

@@ -276,16 +276,9 @@ absl::Status Node::Impl::Restore() {
       if (known.count(uid)) continue;
       for (const auto& [name, _] : containers) stale.insert({uid, name});
     }
+    // The pod budget goes with the pod's last container; pod entries without any container
+    // entry (#141993) were already dropped by Start.
     for (const auto& [uid, name] : stale) memory->RemoveContainer(memory_state, uid, name);
-    std::vector<std::string> stale_pods;
-    for (const auto& [uid, _] : memory_state.pod_assignments) {
-      if (!known.count(uid)) stale_pods.push_back(uid);
-    }
-    for (const auto& uid : stale_pods) {
-      memorymanager::ReleaseMemory(memory_state.machine_state,
-                                   *memory_state.GetPodMemoryBlocks(uid));
-      memory_state.DeletePod(uid);
-    }
   }
 
   // Re-admit the recorded pods as a restarted kubelet does: hints are restored, allocation is
@@ -447,12 +440,8 @@ void Node::Impl::Release(const Pod& pod) {
       cpu_state.DeletePod(pod.uid);
     }
   }
-  if (memory.has_value()) {
-    if (const auto* blocks = memory_state.GetPodMemoryBlocks(pod.uid); blocks != nullptr) {
-      memorymanager::ReleaseMemory(memory_state.machine_state, *blocks);
-      memory_state.DeletePod(pod.uid);
-    }
-  }
+  // The memory manager's AllocatePod is all-or-nothing, and RemoveContainer releases the pod
+  // budget with the last container, so no memory is left behind here.
   hints.erase(pod.uid);
 }
 
@@ -612,6 +601,17 @@ CpuSet Node::DefaultCpuSet() const {
 CpuSet Node::ReservedCpus() const {
   if (impl_->cpu == nullptr) return {};
   return impl_->topology.cpus.AllCpus().Difference(impl_->cpu->GetAllocatableCpus());
+}
+
+std::map<int, std::map<std::string, Node::MemoryTableView>> Node::MemoryTables() const {
+  std::map<int, std::map<std::string, MemoryTableView>> out;
+  if (!impl_->memory.has_value()) return out;
+  for (const auto& [id, node] : impl_->memory_state.machine_state) {
+    for (const auto& [type, t] : node.memory_map) {
+      out[id][type] = {t.allocatable, t.reserved, t.free};
+    }
+  }
+  return out;
 }
 
 CpuSet Node::AllocatableCpus() const {

@@ -109,6 +109,15 @@ class Node {
   // CPUs minus reserved (static policy), as GetAllocatableResources reports them.
   CpuSet AllocatableCpus() const;
 
+  // The Memory Manager's machine state: NUMA id -> memory type -> table (empty with policy
+  // None), for invariant checks and pictures.
+  struct MemoryTableView {
+    uint64_t allocatable = 0;
+    uint64_t reserved = 0;
+    uint64_t free = 0;
+  };
+  std::map<int, std::map<std::string, MemoryTableView>> MemoryTables() const;
+
   class Impl;
 
  private:
