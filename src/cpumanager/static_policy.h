@@ -53,6 +53,9 @@
 
 namespace podtopo::cpumanager {
 
+// The policy's name, as the checkpoint's policyName records it.
+inline constexpr char kStaticPolicyName[] = "static";
+
 // The Topology Manager's affinity store as the policy sees it (topologymanager.Store).
 class AffinityStore {
  public:
