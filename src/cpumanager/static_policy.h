@@ -15,8 +15,9 @@
 //     restored pod skips full-pcpus-only's free-physical-CPU count (its own CPUs are no longer
 //     free) but keeps the multiple-of-core check;
 //   - AllocatePod gives the bubble back when partitioning fails (the kubelet leaks it);
-//   - align-by-socket on a topology whose socket count is 0 treats no hint as socket-aligned
-//     (the kubelet divides by zero).
+//   - where the kubelet divides by zero, podtopo answers: align-by-socket on a topology whose
+//     socket count is 0 treats no hint as socket-aligned; full-pcpus-only on a topology whose
+//     core count is 0 reports SMTAlignmentError.
 //
 // Example:
 //   StaticPolicyConfig config{.num_reserved_cpus = 1};
