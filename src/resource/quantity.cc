@@ -1,8 +1,10 @@
 #include "resource/quantity.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -308,25 +310,83 @@ uint128 BinaryNanos(std::string_view digits, int64_t scale, int64_t exponent) {
   return inexact ? v + 1 : v;
 }
 
-// Whether ParseQuantity's int64 fast path keeps the input text as the cached String().
-bool GoEchoesText(const Pieces& p, const Suffix& suffix) {
+// What ParseQuantity's int64 fast path makes of a text: whether it takes it (else the value
+// lives in an inf.Dec), the int64Amount it builds, and whether it caches the text as the
+// quantity's String().
+struct GoFastPath {
+  bool taken = false;
+  int64_t value = 0;
+  int32_t scale = 0;
+  bool echo = false;
+};
+
+GoFastPath GoParseFastPath(const Pieces& p, const Suffix& suffix) {
+  GoFastPath out;
   const int64_t num_len = static_cast<int64_t>(p.num.size());
   const int64_t denom_len = static_cast<int64_t>(p.denom.size());
-  std::string shifted = std::string(p.num) + std::string(p.denom);
+  const std::string shifted = std::string(p.num) + std::string(p.denom);
+  // Go parses the digits as int64; current apimachinery keeps MinInt64 ("-9223372036854775808")
+  // on this path, so the sign takes part.
   int64_t value = 0;
+  if (!ParseInt64((p.positive ? "" : "-") + shifted, &value)) return out;
   if (suffix.format == Quantity::Format::kBinarySI) {
-    if (denom_len != 0) return false;
+    if (denom_len != 0) return out;
     const int64_t precision = 14 - num_len - 3 * (suffix.exponent / 10);
-    if (precision < 0 || !ParseInt64(shifted, &value)) return false;
+    if (precision < 0) return out;
     // value has at most 11 digits here, so value << exponent fits int64.
-    return (value & 0x07) != 0;
+    out.taken = true;
+    out.value = value * (int64_t{1} << suffix.exponent);
+    out.scale = 0;
+    out.echo = (value & 0x07) != 0;
+    return out;
   }
   const int64_t precision = 19 - (num_len + denom_len);
-  if (precision < 0) return false;
-  const int64_t scale = suffix.exponent - denom_len;
-  if (scale < -9 || !ParseInt64(shifted, &value)) return false;
-  return scale % 3 == 0 && !(shifted.size() >= 3 && shifted.ends_with("000")) &&
-         shifted[0] != '0';
+  if (precision < 0) return out;
+  const int64_t scale = suffix.exponent - denom_len;  // exponent is within +-(2^31-1)
+  if (scale < -9 || scale > std::numeric_limits<int32_t>::max()) return out;
+  out.taken = true;
+  out.value = value;
+  out.scale = static_cast<int32_t>(scale);
+  out.echo = scale % 3 == 0 && !(shifted.size() >= 3 && shifted.ends_with("000")) &&
+             shifted[0] != '0';
+  return out;
+}
+
+// Go's positiveScaleInt64: base * 10^scale, false on int64 overflow.
+bool GoPositiveScale(int64_t base, int64_t scale, int64_t* out) {
+  if (base == 0) {
+    *out = 0;
+    return true;
+  }
+  if (scale >= 19) return false;
+  int64_t v = base;
+  for (int64_t i = 0; i < scale; ++i) {
+    if (__builtin_mul_overflow(v, int64_t{10}, &v)) return false;
+  }
+  *out = v;
+  return true;
+}
+
+// Go's int64Amount.Add: false (and no change) when the int64 path overflows.
+bool GoIntAdd(int64_t* av, int32_t* as, int64_t bv, int32_t bs) {
+  if (bv == 0) return true;
+  if (*av == 0) {
+    *av = bv;
+    *as = bs;
+    return true;
+  }
+  int64_t a = *av;
+  int64_t b = bv;
+  if (*as > bs) {
+    if (!GoPositiveScale(a, int64_t{*as} - bs, &a)) return false;
+  } else if (*as < bs) {
+    if (!GoPositiveScale(b, int64_t{bs} - *as, &b)) return false;
+  }
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) return false;
+  *av = sum;
+  *as = std::min(*as, bs);
+  return true;
 }
 
 std::string_view DecimalSuffix(int64_t exponent) {
@@ -374,18 +434,23 @@ Quantity Quantity::FromInt(int64_t value, Format format) {
   Quantity q;
   q.nanos_ = static_cast<int128>(value) * kNanosPerUnit;
   q.format_ = format;
+  q.go_value_ = value;
   return q;
 }
 
 Quantity Quantity::FromMilli(int64_t milli) {
   Quantity q;
   q.nanos_ = static_cast<int128>(milli) * 1'000'000;
+  q.go_value_ = milli;
+  q.go_scale_ = -3;
   return q;
 }
 
 Quantity Quantity::FromScaled(int64_t value, int scale, Format format) {
   Quantity q;
   q.format_ = format;
+  q.go_value_ = value;
+  q.go_scale_ = scale;
   if (value == 0) return q;
   const uint128 m = Magnitude(value);
   const int64_t shift = int64_t{scale} + 9;  // nanos = value * 10^shift
@@ -428,6 +493,10 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
   size_t first = digits.find_first_not_of('0');
   Quantity q;
   q.format_ = suffix.format;
+  const GoFastPath fast = GoParseFastPath(pieces, suffix);
+  q.go_dec_ = !fast.taken;
+  q.go_value_ = fast.value;
+  q.go_scale_ = fast.scale;
   if (first == std::string::npos) return q;  // zero, in the suffix's format
   size_t last = digits.find_last_not_of('0');
   scale += static_cast<int64_t>(digits.size() - 1 - last);
@@ -442,7 +511,7 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
     if (magnitude < static_cast<uint128>(kNanosPerUnit)) q.format_ = Format::kDecimalSI;
   }
   q.nanos_ = pieces.positive ? static_cast<int128>(magnitude) : -static_cast<int128>(magnitude);
-  if (GoEchoesText(pieces, suffix)) q.echo_ = std::string(text);
+  if (fast.echo) q.echo_ = std::string(text);
   return q;
 }
 
@@ -476,6 +545,15 @@ int64_t Quantity::ScaledValue(int scale) const {
   return -static_cast<int64_t>(r);
 }
 
+std::optional<int64_t> Quantity::AsInt64() const {
+  if (go_dec_) return std::nullopt;
+  if (go_scale_ == 0) return go_value_;
+  if (go_scale_ < 0) return std::nullopt;
+  int64_t v = 0;
+  if (!GoPositiveScale(go_value_, go_scale_, &v)) return std::nullopt;
+  return v;
+}
+
 int Quantity::Cmp(const Quantity& other) const {
   if (nanos_ < other.nanos_) return -1;
   return nanos_ > other.nanos_ ? 1 : 0;
@@ -495,6 +573,9 @@ bool Quantity::IsInteger() const {
 Quantity& Quantity::Add(const Quantity& other) {
   echo_.clear();
   if (nanos_ == 0) format_ = other.format_;
+  if (go_dec_ || other.go_dec_ || !GoIntAdd(&go_value_, &go_scale_, other.go_value_, other.go_scale_)) {
+    go_dec_ = true;
+  }
   nanos_ = Clamp(nanos_ + other.nanos_);  // both < 10^37: no int128 overflow
   return *this;
 }
@@ -502,6 +583,11 @@ Quantity& Quantity::Add(const Quantity& other) {
 Quantity& Quantity::Sub(const Quantity& other) {
   echo_.clear();
   if (nanos_ == 0) format_ = other.format_;
+  // int64Amount.Sub: Add of the negation; MinInt64 cannot be negated and goes to inf.Dec.
+  if (go_dec_ || other.go_dec_ || other.go_value_ == std::numeric_limits<int64_t>::min() ||
+      !GoIntAdd(&go_value_, &go_scale_, -other.go_value_, other.go_scale_)) {
+    go_dec_ = true;
+  }
   nanos_ = Clamp(nanos_ - other.nanos_);
   return *this;
 }
@@ -509,6 +595,7 @@ Quantity& Quantity::Sub(const Quantity& other) {
 Quantity& Quantity::Neg() {
   echo_.clear();
   nanos_ = -nanos_;
+  go_value_ = static_cast<int64_t>(0 - static_cast<uint64_t>(go_value_));  // wraps as Go
   return *this;
 }
 

@@ -35,6 +35,7 @@
 #define PODTOPO_RESOURCE_QUANTITY_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -81,6 +82,12 @@ class Quantity {
   int Cmp(const Quantity& other) const;
   // -1, 0, 1 as Quantity.CmpInt64.
   int CmpInt64(int64_t value) const;
+  // Quantity.AsInt64: the value when Go holds the quantity as an int64Amount whose value
+  // fits int64 at scale 0 (int64 x 10^scale with scale >= 0). nullopt when Go would say
+  // false: a negative scale ("1000m", "0.5"), an inf.Dec-backed value ("1.5Gi", "8Ei",
+  // sums that overflowed int64), or overflow ("12E"). The kubelet uses it to convert
+  // reservedMemory ("could not covert a variable of type Quantity to int64").
+  std::optional<int64_t> AsInt64() const;
   // The kubelet's integrality test `Value()*1000 == MilliValue()`, evaluated with Go's
   // wrapping int64 arithmetic (so 1.9995 counts as whole, exactly as in the kubelet).
   bool IsInteger() const;
@@ -107,6 +114,10 @@ class Quantity {
   Format format_ = Format::kDecimalSI;
   // The parsed text when Go would echo it from String(); empty otherwise.
   std::string echo_;
+  // Go's representation, for AsInt64: inf.Dec-backed, or int64Amount{go_value_, go_scale_}.
+  bool go_dec_ = false;
+  int64_t go_value_ = 0;
+  int32_t go_scale_ = 0;
 };
 
 }  // namespace podtopo

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -546,6 +547,52 @@ TEST(QuantityValueTest, IsIntegerFollowsTheKubeletFormula) {
   EXPECT_FALSE(MustParse("1E").IsInteger());  // MilliValue saturates, Value*1000 wraps
   EXPECT_TRUE(Quantity().IsInteger());
   EXPECT_TRUE(MustParse("-3").IsInteger());
+}
+
+TEST(QuantityValueTest, AsInt64FollowsGoRepresentation) {
+  // int64Amount at scale >= 0: ok.
+  EXPECT_EQ(MustParse("1Gi").AsInt64(), 1073741824);
+  EXPECT_EQ(MustParse("1G").AsInt64(), 1000000000);
+  EXPECT_EQ(MustParse("1e3").AsInt64(), 1000);
+  EXPECT_EQ(MustParse("1E").AsInt64(), 1000000000000000000);
+  EXPECT_EQ(MustParse("9223372036854775807").AsInt64(), kMax);
+  EXPECT_EQ(MustParse("-9223372036854775808").AsInt64(), kMin);  // quantity_overflow_test.go
+  EXPECT_EQ(MustParse("-9223372036854775807").AsInt64(), kMin + 1);
+  EXPECT_EQ(Quantity::FromInt(kMin).AsInt64(), kMin);
+  EXPECT_EQ(Quantity::FromScaled(0, 500).AsInt64(), 0);
+  EXPECT_EQ(MustParse("0").AsInt64(), 0);
+  // Negative scale: false even when whole.
+  EXPECT_EQ(MustParse("1000m").AsInt64(), std::nullopt);
+  EXPECT_EQ(MustParse("0.5").AsInt64(), std::nullopt);
+  EXPECT_EQ(Quantity::FromMilli(2000).AsInt64(), std::nullopt);
+  EXPECT_EQ(Quantity::FromScaled(0, -500).AsInt64(), std::nullopt);
+  // inf.Dec-backed: fractional binary, capped binary, too many digits.
+  EXPECT_EQ(MustParse("1.5Gi").AsInt64(), std::nullopt);
+  EXPECT_EQ(MustParse("0.5Gi").AsInt64(), std::nullopt);
+  EXPECT_EQ(MustParse("8Ei").AsInt64(), std::nullopt);
+  EXPECT_EQ(MustParse("-9.5Gi").AsInt64(), std::nullopt);
+  EXPECT_EQ(MustParse("9223372036854775808").AsInt64(), std::nullopt);
+  EXPECT_EQ(MustParse("1Pi").AsInt64(), std::nullopt);  // Pi/Ei never take the int64 path
+  // Overflow at a positive scale.
+  EXPECT_EQ(MustParse("12E").AsInt64(), std::nullopt);
+  EXPECT_EQ(Quantity::FromScaled(kMax, 1).AsInt64(), std::nullopt);
+  // Sums stay int64 while they fit, at the smaller scale.
+  Quantity sum = MustParse("1Gi");
+  sum.Add(MustParse("100Mi"));
+  EXPECT_EQ(sum.AsInt64(), 1178599424);
+  sum.Add(MustParse("1"));
+  EXPECT_EQ(sum.AsInt64(), 1178599425);
+  sum.Add(MustParse("1m"));
+  EXPECT_EQ(sum.AsInt64(), std::nullopt);  // now at scale -3
+  Quantity max_plus_max = Quantity::FromInt(kMax);
+  max_plus_max.Add(Quantity::FromInt(kMax));
+  EXPECT_EQ(max_plus_max.AsInt64(), std::nullopt);  // promoted to inf.Dec
+  Quantity zero;
+  zero.Add(MustParse("1G"));
+  EXPECT_EQ(zero.AsInt64(), 1000000000);  // adding to zero takes the addend's amount
+  Quantity diff = MustParse("2Gi");
+  diff.Sub(MustParse("1Gi"));
+  EXPECT_EQ(diff.AsInt64(), 1073741824);
 }
 
 // ---------------------------------------------------------------------------------------
