@@ -22,6 +22,8 @@ int Run(int argc, char** argv, std::ostream& out, std::ostream& err) {
   Context ctx{&out, &err};
   AddTopologyCommands(app, ctx);
   AddDebugCommands(app, ctx);
+  AddAdmitCommands(app, ctx);
+  AddDemoCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -39,6 +39,8 @@ int Run(int argc, char** argv, std::ostream& out, std::ostream& err);
 // Command families (one .cc each).
 void AddTopologyCommands(CLI::App& app, Context& ctx);
 void AddDebugCommands(CLI::App& app, Context& ctx);
+void AddAdmitCommands(CLI::App& app, Context& ctx);
+void AddDemoCommand(CLI::App& app, Context& ctx);
 
 }  // namespace podtopo::cli
 

@@ -1,0 +1,117 @@
+#include "cli/node_flags.h"
+
+#include <ostream>
+
+#include "CLI/CLI.hpp"
+#include "api/pod_yaml.h"
+#include "config/kubelet_config.h"
+#include "topology/node_source.h"
+#include "util/format.h"
+#include "yaml-cpp/yaml.h"
+
+namespace podtopo::cli {
+namespace {
+
+// JSON -> YAML with yaml-cpp's emitter (kubectl's -o yaml shape: block style, keys in order).
+void EmitYaml(YAML::Emitter& out, const nlohmann::ordered_json& j) {
+  if (j.is_object()) {
+    out << YAML::BeginMap;
+    for (const auto& [k, v] : j.items()) {
+      out << YAML::Key << k << YAML::Value;
+      EmitYaml(out, v);
+    }
+    out << YAML::EndMap;
+  } else if (j.is_array()) {
+    out << YAML::BeginSeq;
+    for (const auto& v : j) EmitYaml(out, v);
+    out << YAML::EndSeq;
+  } else if (j.is_null()) {
+    out << YAML::Null;
+  } else if (j.is_boolean()) {
+    out << j.get<bool>();
+  } else if (j.is_number_unsigned()) {
+    out << j.get<uint64_t>();
+  } else if (j.is_number_integer()) {
+    out << j.get<int64_t>();
+  } else if (j.is_number_float()) {
+    out << j.get<double>();
+  } else {
+    out << YAML::DoubleQuoted << j.get<std::string>();
+  }
+}
+
+}  // namespace
+
+void NodeFlags::Add(CLI::App* cmd, bool with_output) {
+  cmd->add_option("--node", node, "preset:NAME | FILE.json | FILE.xml | sysfs:DIR | local")
+      ->capture_default_str();
+  cmd->add_option("--config", config,
+                  "KubeletConfiguration file (default: the seed configuration, corrected)");
+  cmd->add_option("--state-dir", state_dir,
+                  "directory with cpu_manager_state, memory_manager_state and podtopo's record");
+  if (with_output) {
+    cmd->add_option("-o,--output", output, "table | wide | json | yaml")
+        ->check(CLI::IsMember({"table", "wide", "json", "yaml"}))
+        ->capture_default_str();
+  }
+}
+
+std::unique_ptr<Node> NodeFlags::CreateNode(Context& ctx) const {
+  auto topology = LoadNode(node);
+  if (!topology.ok()) {
+    ctx.Fail(topology.status());
+    return nullptr;
+  }
+  config::KubeletConfig cfg = config::SeedDefault();
+  if (!config.empty()) {
+    auto parsed = config::LoadKubeletConfig(config);
+    if (!parsed.ok()) {
+      ctx.Fail(parsed.status());
+      return nullptr;
+    }
+    bool errors = false;
+    for (const auto& f : parsed->findings) {
+      *ctx.err << "podtopo: " << f.ToString() << "\n";
+      errors |= f.severity == config::Finding::Severity::kError;
+    }
+    if (errors) {
+      ctx.exit_code = kExitBadInput;
+      return nullptr;
+    }
+    cfg = std::move(parsed->config);
+  }
+  auto created = Node::Create(std::move(*topology), std::move(cfg), {state_dir});
+  if (!created.ok()) {
+    ctx.Fail(created.status());
+    return nullptr;
+  }
+  return std::move(*created);
+}
+
+bool LoadAllPods(const std::vector<std::string>& files, std::vector<Pod>* pods, Context& ctx) {
+  for (const auto& f : files) {
+    auto loaded = LoadPods(f);
+    if (!loaded.ok()) {
+      ctx.Fail(loaded.status());
+      return false;
+    }
+    for (auto& p : *loaded) pods->push_back(std::move(p));
+  }
+  return true;
+}
+
+void PrintAllocations(const std::vector<PodAllocation>& pods, const Node& node,
+                      const std::string& format, Context& ctx) {
+  NodePools pools{node.DefaultCpuSet(), node.ReservedCpus()};
+  if (format == "json") {
+    *ctx.out << RenderAdmissionJson(pods, pools);
+  } else if (format == "yaml") {
+    YAML::Emitter out;
+    EmitYaml(out, AdmissionJson(pods, pools));
+    *ctx.out << out.c_str() << "\n";
+  } else {
+    *ctx.out << RenderAdmissionTable(pods, pools);
+  }
+}
+
+}  // namespace podtopo::cli

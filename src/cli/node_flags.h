@@ -1,0 +1,42 @@
+// Flags shared by the commands that run pods through a node: --node, --config, --state-dir
+// and -o, and the loading of the node, the kubelet configuration and the pods they name.
+#ifndef PODTOPO_CLI_NODE_FLAGS_H_
+#define PODTOPO_CLI_NODE_FLAGS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "admission/node.h"
+#include "cli/cli.h"
+#include "render/admission_render.h"
+
+namespace CLI {
+class App;
+}
+
+namespace podtopo::cli {
+
+struct NodeFlags {
+  std::string node = "preset:demo";
+  std::string config;     // "" = podtopo's default (the seed configuration, corrected)
+  std::string state_dir;  // "" = in memory only
+  std::string output = "table";
+
+  // Registers --node, --config, --state-dir and -o on `cmd`.
+  void Add(CLI::App* cmd, bool with_output = true);
+  // Loads the node and the configuration (printing config warnings on ctx.err) and creates
+  // the Node; on error reports it through ctx and returns null.
+  std::unique_ptr<Node> CreateNode(Context& ctx) const;
+};
+
+// Loads every pod of every file ("-" = stdin); on error reports through ctx, returns false.
+bool LoadAllPods(const std::vector<std::string>& files, std::vector<Pod>* pods, Context& ctx);
+
+// Writes the pods and the node's pools in the chosen format (table, wide, json, yaml).
+void PrintAllocations(const std::vector<PodAllocation>& pods, const Node& node,
+                      const std::string& format, Context& ctx);
+
+}  // namespace podtopo::cli
+
+#endif  // PODTOPO_CLI_NODE_FLAGS_H_

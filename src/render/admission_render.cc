@@ -1,0 +1,166 @@
+#include "render/admission_render.h"
+
+#include <algorithm>
+
+#include "fmt/format.h"
+
+namespace podtopo {
+namespace {
+
+nlohmann::ordered_json HintJson(const std::optional<topologymanager::TopologyHint>& hint) {
+  if (!hint.has_value()) return nullptr;
+  nlohmann::ordered_json j;
+  if (hint->affinity.has_value()) {
+    j["affinity"] = hint->affinity->GetBits();
+  } else {
+    j["affinity"] = nullptr;
+  }
+  j["preferred"] = hint->preferred;
+  return j;
+}
+
+nlohmann::ordered_json MemoryJson(const std::vector<MemoryBlockView>& blocks) {
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (const auto& b : blocks) {
+    nlohmann::ordered_json j;
+    j["type"] = b.type;
+    j["size"] = b.size;
+    j["numaNodes"] = b.numa_nodes;
+    arr.push_back(std::move(j));
+  }
+  return arr;
+}
+
+std::string FormatMemory(const std::vector<MemoryBlockView>& blocks) {
+  if (blocks.empty()) return "-";
+  std::string out;
+  for (const auto& b : blocks) {
+    if (!out.empty()) out += " ";
+    std::string nodes;
+    for (int n : b.numa_nodes) nodes += (nodes.empty() ? "" : ",") + std::to_string(n);
+    std::string type = b.type == "memory" ? "" : b.type + ":";
+    out += fmt::format("{}{}@{}", type, FormatBytes(b.size), nodes.empty() ? "-" : nodes);
+  }
+  return out;
+}
+
+std::string Or(const std::string& s, const char* dash = "-") { return s.empty() ? dash : s; }
+
+}  // namespace
+
+std::string FormatBytes(uint64_t bytes) {
+  static const char* kUnits[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  if (bytes == 0) return "0";
+  int unit = -1;
+  uint64_t v = bytes;
+  while (v % 1024 == 0 && unit < 5) {
+    v /= 1024;
+    ++unit;
+  }
+  return unit < 0 ? std::to_string(bytes) : fmt::format("{}{}", v, kUnits[unit]);
+}
+
+std::string FormatHint(const std::optional<topologymanager::TopologyHint>& hint) {
+  if (!hint.has_value()) return "-";
+  std::string s;
+  if (!hint->affinity.has_value()) {
+    s = "any";
+  } else {
+    std::string nodes;
+    for (int b : hint->affinity->GetBits()) nodes += (nodes.empty() ? "" : ",") + std::to_string(b);
+    s = "NUMA " + nodes;
+  }
+  return hint->preferred ? s + " (preferred)" : s;
+}
+
+nlohmann::ordered_json PodAllocationJson(const PodAllocation& pod) {
+  nlohmann::ordered_json j;
+  j["namespace"] = pod.namespace_name;
+  j["name"] = pod.name;
+  j["uid"] = pod.uid;
+  j["admitted"] = pod.admitted;
+  j["reason"] = pod.reason;
+  j["message"] = pod.message;
+  j["qosClass"] = QosClassName(pod.qos);
+  j["topologyHint"] = HintJson(pod.topology_hint);
+  j["cpus"] = pod.cpus.String();
+  j["memory"] = MemoryJson(pod.memory);
+  nlohmann::ordered_json containers = nlohmann::ordered_json::array();
+  for (const auto& c : pod.containers) {
+    nlohmann::ordered_json cj;
+    cj["name"] = c.name;
+    cj["kind"] = ContainerKindName(c.kind);
+    cj["cpus"] = c.cpus.String();
+    cj["assignment"] = c.assignment;
+    cj["memory"] = MemoryJson(c.memory);
+    if (!c.devices.empty()) cj["devices"] = c.devices;
+    cj["topologyHint"] = HintJson(c.topology_hint);
+    containers.push_back(std::move(cj));
+  }
+  j["containers"] = std::move(containers);
+  return j;
+}
+
+nlohmann::ordered_json AdmissionJson(const std::vector<PodAllocation>& pods,
+                                     const NodePools& node) {
+  nlohmann::ordered_json j;
+  j["pods"] = nlohmann::ordered_json::array();
+  for (const auto& p : pods) j["pods"].push_back(PodAllocationJson(p));
+  j["node"]["defaultCpuSet"] = node.default_cpu_set.String();
+  j["node"]["reservedCpus"] = node.reserved_cpus.String();
+  return j;
+}
+
+std::string RenderAdmissionJson(const std::vector<PodAllocation>& pods, const NodePools& node) {
+  return AdmissionJson(pods, node).dump(2) + "\n";
+}
+
+std::string RenderAdmissionTable(const std::vector<PodAllocation>& pods, const NodePools& node) {
+  // Column widths adapt to the longest entry so that the table lines up at a glance.
+  struct Row {
+    std::string cols[6];
+  };
+  std::vector<Row> rows;
+  rows.push_back({{"POD / CONTAINER", "STATUS", "QOS / KIND", "NUMA / ASSIGNMENT", "CPUS",
+                   "MEMORY"}});
+  std::vector<std::string> notes;
+  for (const auto& p : pods) {
+    std::string status = p.admitted ? "Admitted" : "Rejected: " + p.reason;
+    rows.push_back({{p.namespace_name + "/" + p.name, status, QosClassName(p.qos),
+                     FormatHint(p.topology_hint), Or(p.cpus.String()), FormatMemory(p.memory)}});
+    for (const auto& c : p.containers) {
+      std::string mem = FormatMemory(c.memory);
+      for (const auto& [res, ids] : c.devices) {
+        std::string list;
+        for (const auto& id : ids) list += (list.empty() ? "" : ",") + id;
+        mem += fmt::format(" {}={}", res, list);
+      }
+      rows.push_back({{"  " + c.name, "", ContainerKindName(c.kind), c.assignment,
+                       Or(c.cpus.String()), mem}});
+    }
+    if (!p.admitted && !p.message.empty()) {
+      notes.push_back(fmt::format("{}/{}: {}", p.namespace_name, p.name, p.message));
+    }
+  }
+  size_t width[6] = {0, 0, 0, 0, 0, 0};
+  for (const auto& r : rows) {
+    for (int i = 0; i < 6; ++i) width[i] = std::max(width[i], r.cols[i].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (int i = 0; i < 6; ++i) {
+      line += r.cols[i];
+      if (i < 5) line += std::string(width[i] - r.cols[i].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  out += fmt::format("\nnode: default (shared) cpuset {}   reserved {}\n",
+                     Or(node.default_cpu_set.String(), "(empty)"),
+                     Or(node.reserved_cpus.String(), "(none)"));
+  for (const auto& n : notes) out += n + "\n";
+  return out;
+}
+
+}  // namespace podtopo

@@ -1,0 +1,45 @@
+// Rendering of admission results: the `-o json` schema of the CLI contract and the table.
+//
+// JSON (../shared/DESIGN.md, `podtopo admit`): one object {"pods": [...], "node": {...}} with
+// camelCase keys in a fixed order, so the output is stable across runs and versions:
+//   {"pods": [{"namespace", "name", "uid", "admitted", "reason", "message", "qosClass",
+//              "topologyHint": {"affinity": [0], "preferred": true} | null,
+//              "cpus", "memory": [{"type", "size", "numaNodes"}],
+//              "containers": [{"name", "kind", "cpus", "assignment", "memory",
+//                              "devices"?, "topologyHint"?}]}],
+//    "node": {"defaultCpuSet", "reservedCpus"}}
+// The table reads at a glance: one line per pod (verdict, QoS, NUMA hint, bubble, memory),
+// one indented line per container (kind, assignment, cpuset, memory, devices), and the node's
+// pools at the bottom.
+#ifndef PODTOPO_RENDER_ADMISSION_RENDER_H_
+#define PODTOPO_RENDER_ADMISSION_RENDER_H_
+
+#include <string>
+#include <vector>
+
+#include "admission/node.h"
+#include "nlohmann/json.hpp"
+
+namespace podtopo {
+
+// What the renderers show about the node besides the pods.
+struct NodePools {
+  CpuSet default_cpu_set;
+  CpuSet reserved_cpus;
+};
+
+nlohmann::ordered_json PodAllocationJson(const PodAllocation& pod);
+nlohmann::ordered_json AdmissionJson(const std::vector<PodAllocation>& pods,
+                                     const NodePools& node);
+// Pretty-printed JSON text with a trailing newline.
+std::string RenderAdmissionJson(const std::vector<PodAllocation>& pods, const NodePools& node);
+std::string RenderAdmissionTable(const std::vector<PodAllocation>& pods, const NodePools& node);
+
+// "2Gi", "1536Mi", "512" — exact binary units where the size divides evenly.
+std::string FormatBytes(uint64_t bytes);
+// "NUMA 0", "NUMA 0,1", "any" (nil affinity), with " (preferred)" when preferred.
+std::string FormatHint(const std::optional<topologymanager::TopologyHint>& hint);
+
+}  // namespace podtopo
+
+#endif  // PODTOPO_RENDER_ADMISSION_RENDER_H_

@@ -1,0 +1,85 @@
+#include "render/admission_render.h"
+
+#include "gtest/gtest.h"
+
+namespace podtopo {
+namespace {
+
+PodAllocation Sample() {
+  PodAllocation p;
+  p.namespace_name = "default";
+  p.name = "demo";
+  p.uid = "u1";
+  p.admitted = true;
+  p.qos = QosClass::kGuaranteed;
+  p.topology_hint = topologymanager::TopologyHint{topologymanager::BitMask::FromUint64(1), true};
+  p.cpus = CpuSet::Parse("2-5").value();
+  p.memory = {{"memory", uint64_t{2} << 30, {0}}};
+  ContainerAllocation main;
+  main.name = "main";
+  main.kind = ContainerKind::kApp;
+  main.cpus = CpuSet::Parse("2-3").value();
+  main.assignment = "pod_exclusive";
+  main.memory = {{"memory", uint64_t{1} << 30, {0}}};
+  ContainerAllocation logger;
+  logger.name = "logger";
+  logger.kind = ContainerKind::kSidecar;
+  logger.cpus = CpuSet::Parse("4-5").value();
+  logger.assignment = "pod_shared";
+  p.containers = {logger, main};
+  return p;
+}
+
+TEST(AdmissionRenderTest, JsonFollowsTheContract) {
+  nlohmann::ordered_json j =
+      AdmissionJson({Sample()}, {CpuSet::Parse("0-1,6-63").value(), CpuSet({0})});
+  const auto& pod = j["pods"][0];
+  // Keys in the contract's order.
+  std::vector<std::string> keys;
+  for (const auto& [k, _] : pod.items()) keys.push_back(k);
+  std::vector<std::string> want = {"namespace", "name",    "uid",          "admitted",
+                                   "reason",    "message", "qosClass",     "topologyHint",
+                                   "cpus",      "memory",  "containers"};
+  EXPECT_EQ(keys, want);
+  EXPECT_EQ(pod["qosClass"], "Guaranteed");
+  EXPECT_EQ(pod["topologyHint"]["affinity"], nlohmann::ordered_json::array({0}));
+  EXPECT_EQ(pod["topologyHint"]["preferred"], true);
+  EXPECT_EQ(pod["cpus"], "2-5");
+  EXPECT_EQ(pod["memory"][0]["size"], uint64_t{2} << 30);
+  EXPECT_EQ(pod["memory"][0]["numaNodes"], nlohmann::ordered_json::array({0}));
+  EXPECT_EQ(pod["containers"][1]["name"], "main");
+  EXPECT_EQ(pod["containers"][1]["kind"], "app");
+  EXPECT_EQ(pod["containers"][1]["assignment"], "pod_exclusive");
+  EXPECT_EQ(pod["containers"][0]["kind"], "sidecar");
+  EXPECT_EQ(pod["containers"][0]["memory"], nlohmann::ordered_json::array());
+  EXPECT_EQ(j["node"]["defaultCpuSet"], "0-1,6-63");
+  EXPECT_EQ(j["node"]["reservedCpus"], "0");
+}
+
+TEST(AdmissionRenderTest, TableShowsVerdictsPoolsAndReasons) {
+  PodAllocation rejected;
+  rejected.namespace_name = "default";
+  rejected.name = "big";
+  rejected.reason = "TopologyAffinityError";
+  rejected.message = "Pod was rejected: Resources cannot be allocated with Topology locality";
+  std::string t = RenderAdmissionTable({Sample(), rejected}, {CpuSet::Parse("0-1").value(), {}});
+  EXPECT_NE(t.find("default/demo"), std::string::npos);
+  EXPECT_NE(t.find("Admitted"), std::string::npos);
+  EXPECT_NE(t.find("NUMA 0 (preferred)"), std::string::npos);
+  EXPECT_NE(t.find("pod_exclusive"), std::string::npos);
+  EXPECT_NE(t.find("2Gi@0"), std::string::npos);
+  EXPECT_NE(t.find("Rejected: TopologyAffinityError"), std::string::npos);
+  EXPECT_NE(t.find("default/big: Pod was rejected: Resources cannot be allocated"),
+            std::string::npos);
+  EXPECT_NE(t.find("default (shared) cpuset 0-1"), std::string::npos);
+}
+
+TEST(AdmissionRenderTest, FormatBytesUsesExactBinaryUnits) {
+  EXPECT_EQ(FormatBytes(0), "0");
+  EXPECT_EQ(FormatBytes(512), "512");
+  EXPECT_EQ(FormatBytes(1536ull << 20), "1536Mi");
+  EXPECT_EQ(FormatBytes(2ull << 30), "2Gi");
+}
+
+}  // namespace
+}  // namespace podtopo
