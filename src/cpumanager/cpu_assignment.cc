@@ -883,7 +883,8 @@ struct Workspace {
   Accumulator outer, inner;
   CombinationWalker walker, sub_walker;
   std::vector<Word> words, numa_avail;
-  std::vector<int> numas, present, after, after2, remainder_combo, alloc_combo, alloc_remainder;
+  std::vector<int> numas, present, base, whole, after, after2, remainder_combo, alloc_combo,
+      alloc_remainder;
 };
 
 Workspace& GetWorkspace() {
@@ -1016,6 +1017,14 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
     min_k = min_numas_from_hint;
   }
 
+  // Available CPUs per NUMA node and their whole groups do not change during the search.
+  ws.base.assign(static_cast<size_t>(num_numa), 0);
+  ws.whole.assign(static_cast<size_t>(num_numa), 0);
+  for (int m = 0; m < num_numa; ++m) {
+    ws.base[static_cast<size_t>(m)] = acc.Count(kNuma, m);
+    ws.whole[static_cast<size_t>(m)] = acc.Count(kNuma, m) / g * g;
+  }
+  const bool all_present = num_present == num_numa;
   ws.after.assign(static_cast<size_t>(num_numa), 0);
   ws.after2.assign(static_cast<size_t>(num_numa), 0);
   ws.numa_avail.assign(static_cast<size_t>(t.words), 0);
@@ -1024,6 +1033,7 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
 
   // The balance score: stddev of the leftover counts of every NUMA node with available CPUs.
   auto balance_of = [&](const std::vector<int>& after) {
+    if (all_present) return standard_deviation(after.data(), num_numa);
     values.clear();
     for (int m : ws.present) values.push_back(after[static_cast<size_t>(m)]);
     return standard_deviation(values.data(), static_cast<int>(values.size()));
@@ -1035,6 +1045,7 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
     GoSlice best_combo;
     bool best_in_one_socket = false;
 
+    const int even_share = n / k / g * g;
     ws.walker.Walk(numas.data(), static_cast<int>(numas.size()), k, &best_combo,
                    [&](const int* combo, int64_t combo_array) -> bool {
       if (best_balance == 0 && (!align_by_socket || best_in_one_socket)) return true;
@@ -1049,24 +1060,24 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
         }
         cpus = IntersectionCount(ws.numa_avail.data(), acc.avail(), t.words);
       } else {
-        for (int i = 0; i < k; ++i) cpus += acc.Count(kNuma, combo[i]);
+        for (int i = 0; i < k; ++i) cpus += ws.base[static_cast<size_t>(combo[i])];
       }
       if (cpus < n) return false;
-      int64_t groups = 0;
-      for (int i = 0; i < k; ++i) groups += acc.Count(kNuma, combo[i]) / g;
-      if (groups * g < n) return false;
+      int64_t whole_cpus = 0;
+      for (int i = 0; i < k; ++i) whole_cpus += ws.whole[static_cast<size_t>(combo[i])];
+      if (whole_cpus < n) return false;
 
-      int distribution = n / k / g * g;
+      int distribution = even_share;
       if (align_by_socket) {
         for (int i = 0; i < k; ++i) {
-          distribution = std::min(distribution, acc.Count(kNuma, combo[i]) / g * g);
+          distribution = std::min(distribution, ws.whole[static_cast<size_t>(combo[i])]);
         }
       }
       for (int i = 0; i < k; ++i) {
-        if (acc.Count(kNuma, combo[i]) < distribution) return false;
+        if (ws.base[static_cast<size_t>(combo[i])] < distribution) return false;
       }
 
-      for (int m : ws.present) ws.after[static_cast<size_t>(m)] = acc.Count(kNuma, m);
+      std::copy(ws.base.begin(), ws.base.end(), ws.after.begin());
       for (int i = 0; i < k; ++i) ws.after[static_cast<size_t>(combo[i])] -= distribution;
       const int remainder = n - distribution * k;
 
