@@ -456,7 +456,9 @@ class Decoder {
   void ForEachEntry(const YAML::Node& map, const std::string& field_prefix, F&& f) {
     std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const YAML::Node& key = it->first;
+      // yaml-cpp's iterator yields a temporary pair: keep handles, not references.
+      const YAML::Node key = it->first;
+      const YAML::Node value = it->second;
       std::string name;
       if (key.IsScalar()) {
         name = key.Scalar();
@@ -474,7 +476,7 @@ class Decoder {
                         GoQuote(path)),
             key.Mark());
       }
-      f(name, it->second, key.Mark());
+      f(name, value, key.Mark());
     }
   }
 
@@ -762,15 +764,17 @@ void Decoder::UnknownField(const std::string& name, const YAML::Node& value,
   // memoryManagerPolicy: Static.
   if (value.IsMap()) {
     for (auto it = value.begin(); it != value.end() && !suggestion; ++it) {
-      if (!it->first.IsScalar() || it->first.Scalar().empty()) continue;
-      std::string child = it->first.Scalar();
+      const YAML::Node child_key = it->first;
+      const YAML::Node child_value = it->second;
+      if (!child_key.IsScalar() || child_key.Scalar().empty()) continue;
+      std::string child = child_key.Scalar();
       child[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(child[0])));
       const std::string flat = name + child;
       for (std::string_view known : kKnownFields) {
         if (LowerNoDash(known) == LowerNoDash(flat)) {
           suggestion = std::string(known);
-          if (it->second.IsScalar()) {
-            hint = fmt::format("; write `{}: {}`", known, it->second.Scalar());
+          if (child_value.IsScalar()) {
+            hint = fmt::format("; write `{}: {}`", known, child_value.Scalar());
           }
           break;
         }
