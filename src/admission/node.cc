@@ -12,6 +12,7 @@
 #include "memorymanager/reserved_memory.h"
 #include "memorymanager/static_policy.h"
 #include "topologymanager/policy.h"
+#include "topologymanager/scope.h"
 #include "util/file.h"
 
 namespace podtopo {
@@ -23,9 +24,6 @@ using topologymanager::TopologyHint;
 
 namespace {
 
-constexpr char kTopologyAffinityMessage[] = "Resources cannot be allocated with Topology locality";
-constexpr char kPodLevelTopologyAffinityMessage[] =
-    "Pod Scope pod with pod-level resources failed admission under pod-scope topology manager";
 constexpr char kRejectedPrefix[] = "Pod was rejected: ";
 
 ProviderHints FromMap(const std::map<std::string, std::vector<TopologyHint>>& m) {
@@ -60,25 +58,22 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   bool pod_level_resources = true;
   bool pod_level_managers = false;
 
-  std::unique_ptr<topologymanager::Policy> tm_policy;
-  std::string scope;  // "container", "pod" or "none" (policy none)
+  // The Topology Manager: policy, scope and the hints it stores per container.
+  std::unique_ptr<topologymanager::Manager> tm;
   std::unique_ptr<cpumanager::StaticPolicy> cpu;  // null with the none policy
   cpumanager::CpuState cpu_state;
   std::optional<memorymanager::StaticPolicy> memory;  // nullopt with policy None
   memorymanager::MemoryState memory_state;
   devicemanager::DeviceManager devices;
 
-  // podUID -> container -> merged hint (the Topology Manager's store).
-  std::map<std::string, std::map<std::string, TopologyHint>> hints;
+  // Hint providers in the kubelet's registration order: devices, CPU, memory.
+  std::vector<std::unique_ptr<topologymanager::HintProvider>> providers;
   std::vector<Pod> admitted;  // admission order
   ResourceList allocatable;
 
   TopologyHint GetAffinity(const std::string& pod_uid,
                            const std::string& container_name) const override {
-    auto pit = hints.find(pod_uid);
-    if (pit == hints.end()) return {};
-    auto cit = pit->second.find(container_name);
-    return cit == pit->second.end() ? TopologyHint{} : cit->second;
+    return tm->GetAffinity(pod_uid, container_name);
   }
 
   absl::Status Init();
@@ -86,12 +81,9 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   absl::Status Save() const;
 
   std::optional<AdmitResult> CheckFit(const Pod& pod) const;
-  AdmitResult AdmitToManagers(const Pod& pod, std::optional<TopologyHint>* pod_hint);
-  ProvidersHints ContainerHints(const Pod& pod, const Container& c) const;
-  ProvidersHints PodHints(const Pod& pod) const;
-  absl::Status AllocateContainer(const Pod& pod, const Container& c);
   void Release(const Pod& pod);
-  PodAllocation View(const Pod& pod, const std::optional<TopologyHint>& pod_hint) const;
+  std::map<std::string, TopologyHint> StoredHints(const Pod& pod) const;
+  PodAllocation View(const Pod& pod) const;
   const Pod* Find(const std::string& ns, const std::string& name) const {
     for (const auto& p : admitted) {
       if (p.namespace_name == ns && p.name == name) return &p;
@@ -99,6 +91,52 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
     return nullptr;
   }
 };
+
+namespace {
+
+// The managers as the Topology Manager's hint providers.
+class DeviceProvider : public topologymanager::HintProvider {
+ public:
+  explicit DeviceProvider(Node::Impl& m) : m_(m) {}
+  ProviderHints GetTopologyHints(const Pod& pod, const Container& c,
+                                 topologymanager::Operation) override;
+  ProviderHints GetPodTopologyHints(const Pod& pod, topologymanager::Operation) override;
+  absl::Status Allocate(const Pod& pod, const Container& c, topologymanager::Operation) override;
+  // The kubelet's device manager defers pod-level device allocation to container start, where
+  // it uses the same stored hint; podtopo allocates the devices here.
+  absl::Status AllocatePod(const Pod& pod, topologymanager::Operation op) override;
+
+ private:
+  Node::Impl& m_;
+};
+
+class CpuProvider : public topologymanager::HintProvider {
+ public:
+  explicit CpuProvider(Node::Impl& m) : m_(m) {}
+  ProviderHints GetTopologyHints(const Pod& pod, const Container& c,
+                                 topologymanager::Operation) override;
+  ProviderHints GetPodTopologyHints(const Pod& pod, topologymanager::Operation) override;
+  absl::Status Allocate(const Pod& pod, const Container& c, topologymanager::Operation) override;
+  absl::Status AllocatePod(const Pod& pod, topologymanager::Operation) override;
+
+ private:
+  Node::Impl& m_;
+};
+
+class MemoryProvider : public topologymanager::HintProvider {
+ public:
+  explicit MemoryProvider(Node::Impl& m) : m_(m) {}
+  ProviderHints GetTopologyHints(const Pod& pod, const Container& c,
+                                 topologymanager::Operation) override;
+  ProviderHints GetPodTopologyHints(const Pod& pod, topologymanager::Operation) override;
+  absl::Status Allocate(const Pod& pod, const Container& c, topologymanager::Operation) override;
+  absl::Status AllocatePod(const Pod& pod, topologymanager::Operation) override;
+
+ private:
+  Node::Impl& m_;
+};
+
+}  // namespace
 
 absl::Status Node::Impl::Init() {
   pod_level_resources = config.FeatureEnabled("PodLevelResources");
@@ -133,16 +171,15 @@ absl::Status Node::Impl::Init() {
   topologymanager::PolicyOptionGates tm_gates{
       config.FeatureEnabled("TopologyManagerPolicyAlphaOptions"),
       config.FeatureEnabled("TopologyManagerPolicyBetaOptions")};
-  auto policy = topologymanager::NewPolicy(config.topology_manager_policy, numa,
-                                           config.topology_manager_policy_options, tm_gates);
-  if (!policy.ok()) {
+  auto manager = topologymanager::NewManager(numa, config.topology_manager_policy,
+                                             config.topology_manager_scope,
+                                             config.topology_manager_policy_options, tm_gates,
+                                             {pod_level_managers && pod_level_resources});
+  if (!manager.ok()) {
     return absl::InvalidArgumentError(
-        fmt::format("topologyManagerPolicy: {}", policy.status().message()));
+        fmt::format("topologyManagerPolicy: {}", manager.status().message()));
   }
-  tm_policy = std::move(*policy);
-  scope = config.topology_manager_policy == topologymanager::kPolicyNone
-              ? "none"
-              : config.topology_manager_scope;
+  tm = std::move(*manager);
 
   // CPU Manager.
   if (config.cpu_manager_policy == "static") {
@@ -194,6 +231,10 @@ absl::Status Node::Impl::Init() {
   }
 
   devices = devicemanager::DeviceManager(topology.devices, numa_ids);
+  providers.push_back(std::make_unique<DeviceProvider>(*this));
+  if (cpu != nullptr) providers.push_back(std::make_unique<CpuProvider>(*this));
+  if (memory.has_value()) providers.push_back(std::make_unique<MemoryProvider>(*this));
+  for (auto& p : providers) tm->AddHintProvider(p.get());
   return absl::OkStatus();
 }
 
@@ -284,12 +325,11 @@ absl::Status Node::Impl::Restore() {
   // Re-admit the recorded pods as a restarted kubelet does: hints are restored, allocation is
   // idempotent (existing entries are kept; missing ones are computed).
   for (auto& e : record) {
-    hints[e.pod.uid] = e.hints;
+    for (const auto& [name, hint] : e.hints) tm->SetAffinity(e.pod.uid, name, hint);
     for (const auto& [name, devs] : e.devices) {
       if (auto s = devices.Restore(e.pod.uid, name, devs); !s.ok()) return s;
     }
-    std::optional<TopologyHint> ignored;
-    AdmitResult r = AdmitToManagers(e.pod, &ignored);
+    AdmitResult r = tm->Admit(e.pod);
     if (!r.admit) {
       return absl::FailedPreconditionError(fmt::format(
           "{}: pod {} was admitted before but cannot be restored: {}: {}",
@@ -327,7 +367,7 @@ absl::Status Node::Impl::Save() const {
   for (const auto& pod : admitted) {
     PodRecordEntry e;
     e.pod = pod;
-    if (auto it = hints.find(pod.uid); it != hints.end()) e.hints = it->second;
+    e.hints = StoredHints(pod);
     for (const Container* c : pod.InitAndAppContainers()) {
       auto d = devices.ContainerDevices(pod.uid, c->name);
       if (!d.empty()) e.devices[c->name] = d;
@@ -344,86 +384,13 @@ std::optional<AdmitResult> Node::Impl::CheckFit(const Pod& pod) const {
                       110);
 }
 
-ProvidersHints Node::Impl::ContainerHints(const Pod& pod, const Container& c) const {
-  // Registration order of the kubelet's container manager: devices, CPU, memory.
-  ProvidersHints out;
-  out.push_back(devices.GetTopologyHints(pod, c));
-  if (cpu != nullptr) out.push_back(FromMap(cpu->GetTopologyHints(cpu_state, pod, c)));
-  if (memory.has_value()) {
-    out.push_back(FromOptionalMap(memory->GetTopologyHints(memory_state, pod, c)));
+std::map<std::string, TopologyHint> Node::Impl::StoredHints(const Pod& pod) const {
+  std::map<std::string, TopologyHint> out;
+  for (const Container* c : pod.InitAndAppContainers()) {
+    TopologyHint h = tm->GetAffinity(pod.uid, c->name);
+    if (h.affinity.has_value() || h.preferred) out[c->name] = h;
   }
   return out;
-}
-
-ProvidersHints Node::Impl::PodHints(const Pod& pod) const {
-  ProvidersHints out;
-  out.push_back(devices.GetPodTopologyHints(pod));
-  if (cpu != nullptr) out.push_back(FromMap(cpu->GetPodTopologyHints(cpu_state, pod)));
-  if (memory.has_value()) {
-    out.push_back(FromOptionalMap(memory->GetPodTopologyHints(memory_state, pod)));
-  }
-  return out;
-}
-
-absl::Status Node::Impl::AllocateContainer(const Pod& pod, const Container& c) {
-  if (auto s = devices.Allocate(pod, c, GetAffinity(pod.uid, c.name)); !s.ok()) return s;
-  if (cpu != nullptr) {
-    if (auto s = cpu->Allocate(cpu_state, pod, c); !s.ok()) return s;
-  }
-  if (memory.has_value()) {
-    if (auto s = memory->Allocate(memory_state, pod, c); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
-AdmitResult Node::Impl::AdmitToManagers(const Pod& pod, std::optional<TopologyHint>* pod_hint) {
-  std::vector<const Container*> containers = pod.InitAndAppContainers();
-  auto reject = [](const std::string& reason, const std::string& message) {
-    return AdmitResult{false, reason, message};
-  };
-  if (scope == "none") {
-    for (const Container* c : containers) {
-      if (auto s = AllocateContainer(pod, *c); !s.ok()) return GetPodAdmitResult(s);
-    }
-    return {};
-  }
-  if (scope == "container") {
-    for (const Container* c : containers) {
-      auto merged = tm_policy->Merge(ContainerHints(pod, *c));
-      if (!merged.admit) return reject(kReasonTopologyAffinity, kTopologyAffinityMessage);
-      hints[pod.uid][c->name] = merged.hint;
-      if (!pod_hint->has_value()) *pod_hint = merged.hint;
-      if (auto s = AllocateContainer(pod, *c); !s.ok()) return GetPodAdmitResult(s);
-    }
-    return {};
-  }
-  // Pod scope.
-  bool pod_level = pod_level_managers && pod_level_resources && pod.HasPodLevelResources();
-  auto merged = tm_policy->Merge(PodHints(pod));
-  *pod_hint = merged.hint;
-  if (!merged.admit) {
-    return reject(kReasonTopologyAffinity,
-                  pod_level ? kPodLevelTopologyAffinityMessage : kTopologyAffinityMessage);
-  }
-  for (const Container* c : containers) hints[pod.uid][c->name] = merged.hint;
-  if (pod_level) {
-    // One AllocatePod per provider. The kubelet's device manager defers device allocation to
-    // container start, where it uses the same stored hint; podtopo allocates them here.
-    for (const Container* c : containers) {
-      if (auto s = devices.Allocate(pod, *c, merged.hint); !s.ok()) return GetPodAdmitResult(s);
-    }
-    if (cpu != nullptr) {
-      if (auto s = cpu->AllocatePod(cpu_state, pod); !s.ok()) return GetPodAdmitResult(s);
-    }
-    if (memory.has_value()) {
-      if (auto s = memory->AllocatePod(memory_state, pod); !s.ok()) return GetPodAdmitResult(s);
-    }
-    return {};
-  }
-  for (const Container* c : containers) {
-    if (auto s = AllocateContainer(pod, *c); !s.ok()) return GetPodAdmitResult(s);
-  }
-  return {};
 }
 
 void Node::Impl::Release(const Pod& pod) {
@@ -442,17 +409,16 @@ void Node::Impl::Release(const Pod& pod) {
   }
   // The memory manager's AllocatePod is all-or-nothing, and RemoveContainer releases the pod
   // budget with the last container, so no memory is left behind here.
-  hints.erase(pod.uid);
+  tm->RemovePod(pod.uid);
 }
 
-PodAllocation Node::Impl::View(const Pod& pod, const std::optional<TopologyHint>& pod_hint) const {
+PodAllocation Node::Impl::View(const Pod& pod) const {
   PodAllocation a;
   a.namespace_name = pod.namespace_name;
   a.name = pod.name;
   a.uid = pod.uid;
   a.admitted = true;
   a.qos = GetPodQos(pod, pod_level_resources);
-  a.topology_hint = pod_hint;
   if (cpu != nullptr) {
     if (auto bubble = cpu_state.GetPodCpuSet(pod.uid); bubble.has_value()) a.cpus = *bubble;
   }
@@ -472,14 +438,16 @@ PodAllocation Node::Impl::View(const Pod& pod, const std::optional<TopologyHint>
     }
     if (memory.has_value()) ca.memory = Blocks(memorymanager::GetMemory(memory_state, pod.uid, c.name));
     ca.devices = devices.ContainerDevices(pod.uid, c.name);
-    if (auto pit = hints.find(pod.uid); pit != hints.end()) {
-      if (auto cit = pit->second.find(c.name); cit != pit->second.end()) ca.topology_hint = cit->second;
+    if (c.kind != ContainerKind::kEphemeral) {
+      TopologyHint h = tm->GetAffinity(pod.uid, c.name);
+      if (h.affinity.has_value() || h.preferred) ca.topology_hint = h;
     }
     a.containers.push_back(std::move(ca));
   };
   for (const Container* c : pod.InitAndAppContainers()) add(*c);
   for (const auto& c : pod.ephemeral_containers) add(c);
-  if (!a.topology_hint.has_value()) {
+  {
+    // The pod's hint: the one stored for its first container (all of them under pod scope).
     for (const auto& c : a.containers) {
       if (c.topology_hint.has_value()) {
         a.topology_hint = c.topology_hint;
@@ -489,6 +457,59 @@ PodAllocation Node::Impl::View(const Pod& pod, const std::optional<TopologyHint>
   }
   return a;
 }
+
+
+namespace {
+
+ProviderHints DeviceProvider::GetTopologyHints(const Pod& pod, const Container& c,
+                                               topologymanager::Operation) {
+  return m_.devices.GetTopologyHints(pod, c);
+}
+ProviderHints DeviceProvider::GetPodTopologyHints(const Pod& pod, topologymanager::Operation) {
+  return m_.devices.GetPodTopologyHints(pod);
+}
+absl::Status DeviceProvider::Allocate(const Pod& pod, const Container& c,
+                                      topologymanager::Operation) {
+  return m_.devices.Allocate(pod, c, m_.GetAffinity(pod.uid, c.name));
+}
+absl::Status DeviceProvider::AllocatePod(const Pod& pod, topologymanager::Operation op) {
+  for (const Container* c : pod.InitAndAppContainers()) {
+    if (auto s = Allocate(pod, *c, op); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+ProviderHints CpuProvider::GetTopologyHints(const Pod& pod, const Container& c,
+                                            topologymanager::Operation) {
+  return FromMap(m_.cpu->GetTopologyHints(m_.cpu_state, pod, c));
+}
+ProviderHints CpuProvider::GetPodTopologyHints(const Pod& pod, topologymanager::Operation) {
+  return FromMap(m_.cpu->GetPodTopologyHints(m_.cpu_state, pod));
+}
+absl::Status CpuProvider::Allocate(const Pod& pod, const Container& c,
+                                   topologymanager::Operation) {
+  return m_.cpu->Allocate(m_.cpu_state, pod, c);
+}
+absl::Status CpuProvider::AllocatePod(const Pod& pod, topologymanager::Operation) {
+  return m_.cpu->AllocatePod(m_.cpu_state, pod);
+}
+
+ProviderHints MemoryProvider::GetTopologyHints(const Pod& pod, const Container& c,
+                                               topologymanager::Operation) {
+  return FromOptionalMap(m_.memory->GetTopologyHints(m_.memory_state, pod, c));
+}
+ProviderHints MemoryProvider::GetPodTopologyHints(const Pod& pod, topologymanager::Operation) {
+  return FromOptionalMap(m_.memory->GetPodTopologyHints(m_.memory_state, pod));
+}
+absl::Status MemoryProvider::Allocate(const Pod& pod, const Container& c,
+                                      topologymanager::Operation) {
+  return m_.memory->Allocate(m_.memory_state, pod, c);
+}
+absl::Status MemoryProvider::AllocatePod(const Pod& pod, topologymanager::Operation) {
+  return m_.memory->AllocatePod(m_.memory_state, pod);
+}
+
+}  // namespace
 
 Node::Node(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Node::~Node() = default;
@@ -513,8 +534,7 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
           "{}: pod {} is already admitted with uid {} (this manifest has uid {}); remove it first",
           pod.source.empty() ? "pod" : pod.source, pod.Key(), existing->uid, pod.uid));
     }
-    std::optional<TopologyHint> hint;
-    return m.View(*existing, hint);
+    return m.View(*existing);
   }
   PodAllocation rejected;
   rejected.namespace_name = pod.namespace_name;
@@ -526,18 +546,16 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
     rejected.message = kRejectedPrefix + fit->message;
     return rejected;
   }
-  std::optional<TopologyHint> pod_hint;
-  AdmitResult r = m.AdmitToManagers(pod, &pod_hint);
+  AdmitResult r = m.tm->Admit(pod);
   if (!r.admit) {
     m.Release(pod);
     rejected.reason = r.reason;
     rejected.message = kRejectedPrefix + r.message;
-    rejected.topology_hint = pod_hint;
     return rejected;
   }
   m.admitted.push_back(pod);
   if (auto s = m.Save(); !s.ok()) return s;
-  return m.View(pod, pod_hint);
+  return m.View(pod);
 }
 
 absl::StatusOr<PodAllocation> Node::Remove(const std::string& namespace_name,
@@ -551,7 +569,7 @@ absl::StatusOr<PodAllocation> Node::Remove(const std::string& namespace_name,
                                            namespace_name, name));
   }
   Pod pod = *it;
-  PodAllocation before = m.View(pod, std::nullopt);
+  PodAllocation before = m.View(pod);
   m.admitted.erase(it);
   // The record goes first: a crash after it leaves stale checkpoint entries, which the next
   // start releases; never a recorded pod without its allocation.
@@ -561,7 +579,7 @@ absl::StatusOr<PodAllocation> Node::Remove(const std::string& namespace_name,
     for (const auto& p : m.admitted) {
       PodRecordEntry e;
       e.pod = p;
-      if (auto h = m.hints.find(p.uid); h != m.hints.end()) e.hints = h->second;
+      e.hints = m.StoredHints(p);
       for (const Container* c : p.InitAndAppContainers()) {
         auto d = m.devices.ContainerDevices(p.uid, c->name);
         if (!d.empty()) e.devices[c->name] = d;
@@ -582,7 +600,7 @@ absl::StatusOr<PodAllocation> Node::Remove(const std::string& namespace_name,
 
 std::vector<PodAllocation> Node::AdmittedPods() const {
   std::vector<PodAllocation> out;
-  for (const auto& p : impl_->admitted) out.push_back(impl_->View(p, std::nullopt));
+  for (const auto& p : impl_->admitted) out.push_back(impl_->View(p));
   return out;
 }
 
