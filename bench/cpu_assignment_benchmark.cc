@@ -65,8 +65,7 @@ void Check(const absl::StatusOr<CpuSet>& got, const CpuSet& want, const char* wh
 
 void Packed(benchmark::State& state, const char* what, const CpuSet& free, int n, bool uncore,
             const CpuSet& want) {
-  Check(TakeByTopologyNumaPacked(T256(), free, n, CpuSortingStrategy::kPacked, uncore), want,
-        what);
+  Check(TakeByTopologyNumaPacked(T256(), free, n, CpuSortingStrategy::kPacked, uncore), want, what);
   for (auto _ : state) {
     auto got = TakeByTopologyNumaPacked(T256(), free, n, CpuSortingStrategy::kPacked, uncore);
     benchmark::DoNotOptimize(got);
@@ -106,7 +105,8 @@ void BM_DistributedG2All16(benchmark::State& state) {
   Distributed(state, "BM_DistributedG2All16", All(), 16, CpuSet::Parse("0-7,128-135").value());
 }
 void BM_DistributedG2All48(benchmark::State& state) {
-  Distributed(state, "BM_DistributedG2All48", All(), 48, CpuSet::Parse("0-11,16-27,128-139,144-155").value());
+  Distributed(state, "BM_DistributedG2All48", All(), 48,
+              CpuSet::Parse("0-11,16-27,128-139,144-155").value());
 }
 
 BENCHMARK(BM_PackedAll8);

@@ -146,14 +146,13 @@ void BuildRelation(const TopoIndex& t, Kind parent, Kind child, Relation* r) {
   std::vector<std::pair<int, int>> pairs;
   pairs.reserve(t.cpu_ids.size());
   for (int cpu : t.cpu_ids) {
-    pairs.emplace_back(t.elem_of[parent][static_cast<size_t>(cpu)],
-                       t.elem_of[child][static_cast<size_t>(cpu)]);
+    pairs.emplace_back(t.elem_of[parent][cpu], t.elem_of[child][cpu]);
   }
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   r->begin.assign(static_cast<size_t>(np) + 1, 0);
-  for (const auto& [p, c] : pairs) r->begin[static_cast<size_t>(p) + 1]++;
-  for (int p = 0; p < np; ++p) r->begin[static_cast<size_t>(p) + 1] += r->begin[static_cast<size_t>(p)];
+  for (const auto& [p, c] : pairs) r->begin[p + 1]++;
+  for (int p = 0; p < np; ++p) r->begin[p + 1] += r->begin[p];
   for (const auto& [p, c] : pairs) {
     const Word* pm = t.Mask(parent, p);
     const Word* cm = t.Mask(child, c);
@@ -203,10 +202,10 @@ std::unique_ptr<TopoIndex> BuildIndex(const CpuTopology& topo) {
       int e = static_cast<int>(
           std::lower_bound(ids.begin(), ids.end(), ElemId(t->infos[i], static_cast<Kind>(k))) -
           ids.begin());
-      t->elem_of[k][static_cast<size_t>(cpu)] = e;
+      t->elem_of[k][cpu] = e;
       t->masks[k][static_cast<size_t>(e) * static_cast<size_t>(t->words) +
                   static_cast<size_t>(cpu) / 64] |= Word{1} << (cpu % 64);
-      t->sizes[k][static_cast<size_t>(e)]++;
+      t->sizes[k][e]++;
     }
     t->sparse_begin[k].assign(1, 0);
     for (size_t e = 0; e < ids.size(); ++e) {
@@ -229,18 +228,17 @@ std::unique_ptr<TopoIndex> BuildIndex(const CpuTopology& topo) {
     std::vector<int> parents_of(static_cast<size_t>(t->NumElems(child)), 0);
     for (size_t i = 0; i < r.child.size(); ++i) {
       if (r.inter[i] >= 0) return false;
-      if (++parents_of[static_cast<size_t>(r.child[i])] > 1) return false;
+      if (++parents_of[r.child[i]] > 1) return false;
     }
     return true;
   };
-  t->cores_nest = t->numa_first
-                      ? nests(t->numa_sockets, kSocket) && nests(t->socket_cores, kCore)
-                      : nests(t->socket_numas, kNuma) && nests(t->numa_cores, kCore);
+  t->cores_nest = t->numa_first ? nests(t->numa_sockets, kSocket) && nests(t->socket_cores, kCore)
+                                : nests(t->socket_numas, kNuma) && nests(t->numa_cores, kCore);
   t->numa_socket.assign(static_cast<size_t>(t->NumElems(kNuma)), -1);
   for (int m = 0; m < t->NumElems(kNuma); ++m) {
     const Relation& r = t->numa_sockets;
-    if (r.begin[static_cast<size_t>(m) + 1] - r.begin[static_cast<size_t>(m)] == 1) {
-      t->numa_socket[static_cast<size_t>(m)] = r.child[static_cast<size_t>(r.begin[static_cast<size_t>(m)])];
+    if (r.begin[m + 1] - r.begin[m] == 1) {
+      t->numa_socket[m] = r.child[r.begin[static_cast<size_t>(m)]];
     }
   }
   return t;
@@ -264,8 +262,9 @@ const TopoIndex& GetIndex(const CpuTopology& topo) {
   thread_local std::vector<std::unique_ptr<TopoIndex>> cache;
   for (size_t i = 0; i < cache.size(); ++i) {
     if (IndexMatches(*cache[i], topo)) {
-      if (i != 0) std::rotate(cache.begin(), cache.begin() + static_cast<long>(i),
-                              cache.begin() + static_cast<long>(i) + 1);
+      if (i != 0)
+        std::rotate(cache.begin(), cache.begin() + static_cast<long>(i),
+                    cache.begin() + static_cast<long>(i) + 1);
       return *cache.front();
     }
   }
@@ -285,8 +284,7 @@ enum class Outcome {
 };
 
 uint64_t SortKey(int count, int elem) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(count)) << 32) |
-         static_cast<uint32_t>(elem);
+  return (static_cast<uint64_t>(static_cast<uint32_t>(count)) << 32) | static_cast<uint32_t>(elem);
 }
 
 void SortKeys(uint64_t* b, uint64_t* e) {
@@ -316,9 +314,9 @@ class Accumulator {
     need_ = n;
     avail_.assign(static_cast<size_t>(w_), 0);
     result_.assign(static_cast<size_t>(w_), 0);
-    for (int i = 0; i < w_; ++i) avail_[static_cast<size_t>(i)] = available[i] & t.all[static_cast<size_t>(i)];
+    for (int i = 0; i < w_; ++i) avail_[i] = available[i] & t.all[i];
     // NUMA nodes, sockets and uncore caches are few: count them with masks. Core counts are
-    // only needed by some steps and are filled in on first use (EnsureCoreCounts).
+    // only needed by some steps and are filled in on first use (CountAllCores, CountCoresOf).
     for (Kind k : {kNuma, kSocket, kUncore}) {
       auto& counts = count_[k];
       const size_t num = t.ids[k].size();
@@ -329,8 +327,7 @@ class Accumulator {
       for (size_t e = 0; e < num; ++e) {
         int n_avail = 0;
         for (int i = begin[e]; i < begin[e + 1]; ++i) {
-          n_avail += Pop64(avail_[static_cast<size_t>(word[static_cast<size_t>(i)])] &
-                           mask[static_cast<size_t>(i)]);
+          n_avail += Pop64(avail_[word[static_cast<size_t>(i)]] & mask[i]);
         }
         counts[e] = n_avail;
       }
@@ -349,7 +346,7 @@ class Accumulator {
   bool IsFailed() const { return need_ > PopCount(avail_.data(), w_); }
   const Word* avail() const { return avail_.data(); }
   const Word* result() const { return result_.data(); }
-  int Count(Kind k, int e) const { return count_[k][static_cast<size_t>(e)]; }
+  int Count(Kind k, int e) const { return count_[k][e]; }
 
   // take(cpus): result ∪= cpus; details -= cpus; need -= |cpus|.
   void Take(const Word* cpus) {
@@ -357,10 +354,10 @@ class Accumulator {
     for (int w = 0; w < w_; ++w) {
       const Word c = cpus[w];
       if (c == 0) continue;
-      Word removed = avail_[static_cast<size_t>(w)] & c;
+      Word removed = avail_[w] & c;
       if (removed != c) taken += Pop64(c & ~removed);  // CPUs that were not available
-      result_[static_cast<size_t>(w)] |= c;
-      avail_[static_cast<size_t>(w)] &= ~c;
+      result_[w] |= c;
+      avail_[w] &= ~c;
       while (removed != 0) {
         Forget(w * 64 + std::countr_zero(removed));
         ++taken;
@@ -425,9 +422,9 @@ class Accumulator {
  private:
   void Forget(int cpu) {
     const size_t c = static_cast<size_t>(cpu);
-    count_[kNuma][static_cast<size_t>(t_->elem_of[kNuma][c])]--;
-    count_[kSocket][static_cast<size_t>(t_->elem_of[kSocket][c])]--;
-    count_[kUncore][static_cast<size_t>(t_->elem_of[kUncore][c])]--;
+    count_[kNuma][t_->elem_of[kNuma][c]]--;
+    count_[kSocket][t_->elem_of[kSocket][c]]--;
+    count_[kUncore][t_->elem_of[kUncore][c]]--;
     const size_t core = static_cast<size_t>(t_->elem_of[kCore][c]);
     if (core_stamp_[core] == stamp_) count_[kCore][core]--;
   }
@@ -439,7 +436,7 @@ class Accumulator {
     std::fill(counts.begin(), counts.end(), 0);
     std::fill(core_stamp_.begin(), core_stamp_.end(), stamp_);
     const int* core_of = t_->elem_of[kCore].data();
-    ForEachBit(avail_.data(), w_, [&](int cpu) { counts[static_cast<size_t>(core_of[cpu])]++; });
+    ForEachBit(avail_.data(), w_, [&](int cpu) { counts[core_of[cpu]]++; });
     all_cores_counted_ = true;
   }
 
@@ -447,20 +444,20 @@ class Accumulator {
   void CountCoresOf(const Relation& r, Kind parent_kind, int parent) {
     if (all_cores_counted_) return;
     auto& counts = count_[kCore];
-    const size_t b = static_cast<size_t>(r.begin[static_cast<size_t>(parent)]);
-    const size_t e = static_cast<size_t>(r.begin[static_cast<size_t>(parent) + 1]);
-    if (b == e || core_stamp_[static_cast<size_t>(r.child[b])] == stamp_) return;
+    const size_t b = static_cast<size_t>(r.begin[parent]);
+    const size_t e = static_cast<size_t>(r.begin[parent + 1]);
+    if (b == e || core_stamp_[r.child[b]] == stamp_) return;
     for (size_t i = b; i < e; ++i) {
-      counts[static_cast<size_t>(r.child[i])] = 0;
-      core_stamp_[static_cast<size_t>(r.child[i])] = stamp_;
+      counts[r.child[i]] = 0;
+      core_stamp_[r.child[i]] = stamp_;
     }
     const int* core_of = t_->elem_of[kCore].data();
     const auto& sb = t_->sparse_begin[parent_kind];
-    for (int i = sb[static_cast<size_t>(parent)]; i < sb[static_cast<size_t>(parent) + 1]; ++i) {
-      const int w = t_->sparse_word[parent_kind][static_cast<size_t>(i)];
-      Word bits = avail_[static_cast<size_t>(w)] & t_->sparse_mask[parent_kind][static_cast<size_t>(i)];
+    for (int i = sb[parent]; i < sb[parent + 1]; ++i) {
+      const int w = t_->sparse_word[parent_kind][i];
+      Word bits = avail_[w] & t_->sparse_mask[parent_kind][i];
       while (bits != 0) {
-        counts[static_cast<size_t>(core_of[w * 64 + std::countr_zero(bits)])]++;
+        counts[core_of[w * 64 + std::countr_zero(bits)]]++;
         bits &= bits - 1;
       }
     }
@@ -469,9 +466,8 @@ class Accumulator {
   // True when element e of kind k has an available CPU.
   bool HasAvailable(Kind k, int e) const {
     const auto& sb = t_->sparse_begin[k];
-    for (int i = sb[static_cast<size_t>(e)]; i < sb[static_cast<size_t>(e) + 1]; ++i) {
-      if ((avail_[static_cast<size_t>(t_->sparse_word[k][static_cast<size_t>(i)])] &
-           t_->sparse_mask[k][static_cast<size_t>(i)]) != 0) {
+    for (int i = sb[e]; i < sb[e + 1]; ++i) {
+      if ((avail_[t_->sparse_word[k][static_cast<size_t>(i)]] & t_->sparse_mask[k][i]) != 0) {
         return true;
       }
     }
@@ -495,11 +491,11 @@ class Accumulator {
   void AppendChildren(const Relation& r, Kind ck, int parent, std::vector<int>* out) {
     keys_.clear();
     const auto& c = count_[ck];
-    for (int i = r.begin[static_cast<size_t>(parent)]; i < r.begin[static_cast<size_t>(parent) + 1]; ++i) {
-      int e = r.child[static_cast<size_t>(i)];
-      int n = c[static_cast<size_t>(e)];
+    for (int i = r.begin[parent]; i < r.begin[parent + 1]; ++i) {
+      int e = r.child[i];
+      int n = c[e];
       if (n == 0) continue;
-      int inter = r.inter[static_cast<size_t>(i)];
+      int inter = r.inter[i];
       if (inter >= 0 && !Intersects(r.inter_masks.data() + inter, avail_.data(), w_)) continue;
       keys_.push_back(SortKey(n, e));
     }
@@ -543,7 +539,7 @@ class Accumulator {
     cpu_list_.clear();
     auto append_available = [&](const Word* mask) {
       for (int w = 0; w < w_; ++w) {
-        Word bits = mask[w] & avail_[static_cast<size_t>(w)];
+        Word bits = mask[w] & avail_[w];
         while (bits != 0) {
           cpu_list_.push_back(w * 64 + std::countr_zero(bits));
           bits &= bits - 1;
@@ -565,7 +561,7 @@ class Accumulator {
     SortNumas();
     free_.clear();
     for (int m : numa_list_) {
-      if (Count(kNuma, m) == t_->sizes[kNuma][static_cast<size_t>(m)]) free_.push_back(m);
+      if (Count(kNuma, m) == t_->sizes[kNuma][m]) free_.push_back(m);
     }
     TakeFree(kNuma);
   }
@@ -622,14 +618,14 @@ class Accumulator {
     SortUncores();
     free_.clear();
     for (int u : uncore_list_) {
-      if (Count(kUncore, u) == t_->sizes[kUncore][static_cast<size_t>(u)]) free_.push_back(u);
+      if (Count(kUncore, u) == t_->sizes[kUncore][u]) free_.push_back(u);
     }
     TakeFree(kUncore);
   }
 
   void TakeFree(Kind k) {
     for (int e : free_) {
-      if (need_ < t_->sizes[k][static_cast<size_t>(e)]) continue;
+      if (need_ < t_->sizes[k][e]) continue;
       Take(t_->Mask(k, e));
     }
   }
@@ -658,23 +654,22 @@ class Accumulator {
     picked_.assign(static_cast<size_t>(w_), 0);
     const Relation& r = t_->uncore_cores;
     int taken_cores = 0;
-    for (int i = r.begin[static_cast<size_t>(u)];
-         i < r.begin[static_cast<size_t>(u) + 1] && taken_cores < cores_needed; ++i) {
-      int c = r.child[static_cast<size_t>(i)];
-      int inter = r.inter[static_cast<size_t>(i)];
+    for (int i = r.begin[u]; i < r.begin[u + 1] && taken_cores < cores_needed; ++i) {
+      int c = r.child[i];
+      int inter = r.inter[i];
       bool listed = inter < 0 ? HasAvailable(kCore, c)
                               : Intersects(r.inter_masks.data() + inter, avail_.data(), w_);
       if (!listed) continue;
       ++taken_cores;
       const Word* cm = t_->Mask(kCore, c);
-      for (int w = 0; w < w_; ++w) picked_[static_cast<size_t>(w)] |= cm[w] & avail_[static_cast<size_t>(w)];
+      for (int w = 0; w < w_; ++w) picked_[w] |= cm[w] & avail_[w];
     }
     int free_cpus = PopCount(picked_.data(), w_);
     if (need_ % 2 != 0 && per_core > 1 && free_cpus > need_) {
       // Drop the highest CPU (only one).
       for (int w = w_ - 1; w >= 0; --w) {
-        if (picked_[static_cast<size_t>(w)] != 0) {
-          picked_[static_cast<size_t>(w)] &= ~(Word{1} << (63 - std::countl_zero(picked_[static_cast<size_t>(w)])));
+        if (picked_[w] != 0) {
+          picked_[w] &= ~(Word{1} << (63 - std::countl_zero(picked_[w])));
           break;
         }
       }
@@ -696,7 +691,7 @@ class Accumulator {
         for (int c : core_list_) {
           const Word* mask = t_->Mask(kCore, c);
           for (int w = 0; w < w_; ++w) {
-            Word bits = mask[w] & avail_[static_cast<size_t>(w)];
+            Word bits = mask[w] & avail_[w];
             while (bits != 0) {
               TakeCpu(w * 64 + std::countr_zero(bits));
               if (IsSatisfied()) return;
@@ -724,8 +719,8 @@ class Accumulator {
   std::vector<Word> avail_, result_, picked_;
   std::array<std::vector<int>, kNumKinds> count_;
   std::vector<uint64_t> keys_;
-  std::vector<int> numa_list_, socket_list_, core_list_, uncore_list_, cpu_list_,
-      outer_uncores_, free_;
+  std::vector<int> numa_list_, socket_list_, core_list_, uncore_list_, cpu_list_, outer_uncores_,
+      free_;
 };
 
 // ------------------------------------------------------------------------------------------
@@ -793,15 +788,14 @@ class CombinationWalker {
  private:
   template <typename F>
   bool Helper(int depth, int start, F& f) {
-    if (depth == k_) return f(path_.data(), array_[static_cast<size_t>(k_)]);
+    if (depth == k_) return f(path_.data(), array_[k_]);
     const size_t d = static_cast<size_t>(depth);
     for (int i = start; i <= n_ - (k_ - depth); ++i) {
       const int x = items_[i];
       if (depth < cap_[d]) {  // append writes in place into the parent's array
         array_[d + 1] = array_[d];
         cap_[d + 1] = cap_[d];
-        if (watched_ != nullptr && watched_->array == array_[d] &&
-            d < watched_->elems.size()) {
+        if (watched_ != nullptr && watched_->array == array_[d] && d < watched_->elems.size()) {
           watched_->elems[d] = x;
         }
       } else {  // a new backing array
@@ -970,12 +964,9 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaPacked(const CpuTopology& topo, const C
   return Finish(outcome, ws.outer, t, num_cpus, available);
 }
 
-absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
-                                                     const CpuSet& available, int num_cpus,
-                                                     int cpu_group_size,
-                                                     CpuSortingStrategy strategy,
-                                                     bool align_by_socket,
-                                                     int min_numas_from_hint) {
+absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(
+    const CpuTopology& topo, const CpuSet& available, int num_cpus, int cpu_group_size,
+    CpuSortingStrategy strategy, bool align_by_socket, int min_numas_from_hint) {
   if (cpu_group_size <= 0) {
     return absl::InvalidArgumentError(fmt::format(
         "cpu group size must be positive, got {} (the kubelet would panic)", cpu_group_size));
@@ -990,7 +981,7 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
   ToWords(t, available, &ws.words);
   Accumulator& acc = ws.outer;
   acc.Reset(t, ws.words.data(), n, strategy);
-  if (acc.IsSatisfied()) return CpuSet();
+  if (acc.IsSatisfied()) return ToCpuSet(acc.result(), t.words);  // empty
   if (acc.IsFailed()) return NotEnough(n, available);
 
   const int num_numa = t.NumElems(kNuma);
@@ -1021,8 +1012,8 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
   ws.base.assign(static_cast<size_t>(num_numa), 0);
   ws.whole.assign(static_cast<size_t>(num_numa), 0);
   for (int m = 0; m < num_numa; ++m) {
-    ws.base[static_cast<size_t>(m)] = acc.Count(kNuma, m);
-    ws.whole[static_cast<size_t>(m)] = acc.Count(kNuma, m) / g * g;
+    ws.base[m] = acc.Count(kNuma, m);
+    ws.whole[m] = acc.Count(kNuma, m) / g * g;
   }
   const bool all_present = num_present == num_numa;
   ws.after.assign(static_cast<size_t>(num_numa), 0);
@@ -1035,7 +1026,7 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
   auto balance_of = [&](const std::vector<int>& after) {
     if (all_present) return standard_deviation(after.data(), num_numa);
     values.clear();
-    for (int m : ws.present) values.push_back(after[static_cast<size_t>(m)]);
+    for (int m : ws.present) values.push_back(after[m]);
     return standard_deviation(values.data(), static_cast<int>(values.size()));
   };
 
@@ -1048,100 +1039,105 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
     const int even_share = n / k / g * g;
     ws.walker.Walk(numas.data(), static_cast<int>(numas.size()), k, &best_combo,
                    [&](const int* combo, int64_t combo_array) -> bool {
-      if (best_balance == 0 && (!align_by_socket || best_in_one_socket)) return true;
+                     if (best_balance == 0 && (!align_by_socket || best_in_one_socket)) return true;
 
-      // Enough CPUs overall, and enough in whole groups.
-      int cpus = 0;
-      if (numas_repeat) {
-        std::fill(ws.numa_avail.begin(), ws.numa_avail.end(), 0);
-        for (int i = 0; i < k; ++i) {
-          const Word* mask = t.Mask(kNuma, combo[i]);
-          for (int w = 0; w < t.words; ++w) ws.numa_avail[static_cast<size_t>(w)] |= mask[w];
-        }
-        cpus = IntersectionCount(ws.numa_avail.data(), acc.avail(), t.words);
-      } else {
-        for (int i = 0; i < k; ++i) cpus += ws.base[static_cast<size_t>(combo[i])];
-      }
-      if (cpus < n) return false;
-      int64_t whole_cpus = 0;
-      for (int i = 0; i < k; ++i) whole_cpus += ws.whole[static_cast<size_t>(combo[i])];
-      if (whole_cpus < n) return false;
+                     // Enough CPUs overall, and enough in whole groups.
+                     int cpus = 0;
+                     if (numas_repeat) {
+                       std::fill(ws.numa_avail.begin(), ws.numa_avail.end(), 0);
+                       for (int i = 0; i < k; ++i) {
+                         const Word* mask = t.Mask(kNuma, combo[i]);
+                         for (int w = 0; w < t.words; ++w) ws.numa_avail[w] |= mask[w];
+                       }
+                       cpus = IntersectionCount(ws.numa_avail.data(), acc.avail(), t.words);
+                     } else {
+                       for (int i = 0; i < k; ++i) cpus += ws.base[combo[i]];
+                     }
+                     if (cpus < n) return false;
+                     int64_t whole_cpus = 0;
+                     for (int i = 0; i < k; ++i) whole_cpus += ws.whole[combo[i]];
+                     if (whole_cpus < n) return false;
 
-      int distribution = even_share;
-      if (align_by_socket) {
-        for (int i = 0; i < k; ++i) {
-          distribution = std::min(distribution, ws.whole[static_cast<size_t>(combo[i])]);
-        }
-      }
-      for (int i = 0; i < k; ++i) {
-        if (ws.base[static_cast<size_t>(combo[i])] < distribution) return false;
-      }
+                     int distribution = even_share;
+                     if (align_by_socket) {
+                       for (int i = 0; i < k; ++i) {
+                         distribution = std::min(distribution, ws.whole[combo[i]]);
+                       }
+                     }
+                     for (int i = 0; i < k; ++i) {
+                       if (ws.base[combo[i]] < distribution) return false;
+                     }
 
-      std::copy(ws.base.begin(), ws.base.end(), ws.after.begin());
-      for (int i = 0; i < k; ++i) ws.after[static_cast<size_t>(combo[i])] -= distribution;
-      const int remainder = n - distribution * k;
+                     std::copy(ws.base.begin(), ws.base.end(), ws.after.begin());
+                     for (int i = 0; i < k; ++i) ws.after[combo[i]] -= distribution;
+                     const int remainder = n - distribution * k;
 
-      ws.remainder_combo.clear();
-      for (int i = 0; i < k; ++i) {
-        if (ws.after[static_cast<size_t>(combo[i])] >= g) ws.remainder_combo.push_back(combo[i]);
-      }
+                     ws.remainder_combo.clear();
+                     for (int i = 0; i < k; ++i) {
+                       if (ws.after[combo[i]] >= g) ws.remainder_combo.push_back(combo[i]);
+                     }
 
-      double best_local_balance = std::numeric_limits<double>::max();
-      GoSlice best_local_remainder;
-      if (remainder == 0) best_local_balance = balance_of(ws.after);
-      for (int kk = static_cast<int>(ws.remainder_combo.size()); remainder > 0 && kk >= 1; --kk) {
-        ws.sub_walker.Walk(ws.remainder_combo.data(), static_cast<int>(ws.remainder_combo.size()),
+                     double best_local_balance = std::numeric_limits<double>::max();
+                     GoSlice best_local_remainder;
+                     if (remainder == 0) best_local_balance = balance_of(ws.after);
+                     for (int kk = static_cast<int>(ws.remainder_combo.size());
+                          remainder > 0 && kk >= 1; --kk) {
+                       ws.sub_walker.Walk(
+                           ws.remainder_combo.data(), static_cast<int>(ws.remainder_combo.size()),
                            kk, &best_local_remainder,
                            [&](const int* subset, int64_t subset_array) -> bool {
-          // The subset must take the remainder in whole groups (k/k #140730).
-          int64_t available_groups = 0;
-          for (int i = 0; i < kk; ++i) available_groups += ws.after[static_cast<size_t>(subset[i])] / g;
-          if (available_groups * g < remainder) return false;
-          ws.after2 = ws.after;
-          int left = remainder;
-          while (left > 0) {
-            bool progress = false;
-            for (int i = 0; i < kk; ++i) {
-              if (left == 0) break;
-              int& a = ws.after2[static_cast<size_t>(subset[i])];
-              if (a < g) continue;
-              a -= g;
-              left -= g;
-              progress = true;
-            }
-            // Only reachable when the subset repeats a NUMA node; the kubelet would spin
-            // forever here. Treat the subset as unable to take the remainder.
-            if (!progress) return false;
-          }
-          const double balance = balance_of(ws.after2);
-          if (balance < best_local_balance) {
-            best_local_balance = balance;
-            best_local_remainder.array = subset_array;
-            best_local_remainder.elems.assign(subset, subset + kk);
-          }
-          return false;
-        });
-      }
+                             // The subset must take the remainder in whole groups (k/k #140730).
+                             int64_t available_groups = 0;
+                             for (int i = 0; i < kk; ++i)
+                               available_groups += ws.after[subset[i]] / g;
+                             if (available_groups * g < remainder) return false;
+                             ws.after2 = ws.after;
+                             int left = remainder;
+                             while (left > 0) {
+                               bool progress = false;
+                               for (int i = 0; i < kk; ++i) {
+                                 if (left == 0) break;
+                                 int& a = ws.after2[subset[i]];
+                                 if (a < g) continue;
+                                 a -= g;
+                                 left -= g;
+                                 progress = true;
+                               }
+                               // Only reachable when the subset repeats a NUMA node; the kubelet
+                               // would spin forever here. Treat the subset as unable to take the
+                               // remainder.
+                               if (!progress) return false;
+                             }
+                             const double balance = balance_of(ws.after2);
+                             if (balance < best_local_balance) {
+                               best_local_balance = balance;
+                               best_local_remainder.array = subset_array;
+                               best_local_remainder.elems.assign(subset, subset + kk);
+                             }
+                             return false;
+                           });
+                     }
 
-      bool in_same_socket = false;
-      if (align_by_socket) {
-        const int s = t.numa_socket[static_cast<size_t>(combo[0])];
-        in_same_socket = s >= 0;
-        for (int i = 1; i < k && in_same_socket; ++i) {
-          in_same_socket = t.numa_socket[static_cast<size_t>(combo[i])] == s;
-        }
-      }
-      bool is_better = best_local_balance < best_balance;
-      if (align_by_socket && in_same_socket != best_in_one_socket) is_better = in_same_socket;
-      if (is_better) {
-        best_balance = best_local_balance;
-        best_remainder = best_local_remainder;
-        best_combo.array = combo_array;
-        best_combo.elems.assign(combo, combo + k);
-        if (align_by_socket) best_in_one_socket = in_same_socket;
-      }
-      return false;
-    });
+                     bool in_same_socket = false;
+                     if (align_by_socket) {
+                       const int s = t.numa_socket[combo[0]];
+                       in_same_socket = s >= 0;
+                       for (int i = 1; i < k && in_same_socket; ++i) {
+                         in_same_socket = t.numa_socket[combo[i]] == s;
+                       }
+                     }
+                     bool is_better = best_local_balance < best_balance;
+                     if (align_by_socket && in_same_socket != best_in_one_socket)
+                       is_better = in_same_socket;
+                     if (is_better) {
+                       best_balance = best_local_balance;
+                       best_remainder = best_local_remainder;
+                       best_combo.array = combo_array;
+                       best_combo.elems.assign(combo, combo + k);
+                       if (align_by_socket) best_in_one_socket = in_same_socket;
+                     }
+                     return false;
+                   });
 
     if (best_combo.IsNil()) continue;
 
@@ -1155,7 +1151,7 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
 
     auto take_from_numa = [&](int m, int count) {
       const Word* mask = t.Mask(kNuma, m);
-      for (int w = 0; w < t.words; ++w) ws.numa_avail[static_cast<size_t>(w)] = mask[w] & acc.avail()[w];
+      for (int w = 0; w < t.words; ++w) ws.numa_avail[w] = mask[w] & acc.avail()[w];
       Outcome outcome = PackedOn(ws.inner, t, ws.numa_avail.data(), count, strategy, false);
       if (outcome == Outcome::kOk) acc.Take(ws.inner.result());  // errors contribute nothing
     };
@@ -1177,12 +1173,12 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
     }
 
     if (acc.need() > 0) {
-      return absl::InternalError(fmt::format(
-          "accounting error, not enough CPUs allocated, remaining: {}", acc.need()));
+      return absl::InternalError(
+          fmt::format("accounting error, not enough CPUs allocated, remaining: {}", acc.need()));
     }
     if (acc.need() < 0) {
-      return absl::InternalError(fmt::format(
-          "accounting error, too many CPUs allocated, remaining: {}", acc.need()));
+      return absl::InternalError(
+          fmt::format("accounting error, too many CPUs allocated, remaining: {}", acc.need()));
     }
     return ToCpuSet(acc.result(), t.words);
   }

@@ -67,8 +67,7 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
                                                      const CpuSet& available, int num_cpus,
                                                      int cpu_group_size,
                                                      CpuSortingStrategy strategy,
-                                                     bool align_by_socket,
-                                                     int min_numas_from_hint);
+                                                     bool align_by_socket, int min_numas_from_hint);
 
 }  // namespace podtopo::cpumanager
 

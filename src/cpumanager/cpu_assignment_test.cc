@@ -88,8 +88,7 @@ TEST_P(TakeVectorTest, MatchesKubelet) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, TakeVectorTest, ::testing::ValuesIn(LoadCases("cases")),
-                         CaseName);
+INSTANTIATE_TEST_SUITE_P(Cases, TakeVectorTest, ::testing::ValuesIn(LoadCases("cases")), CaseName);
 
 TEST(TakeVectorTableTest, HasAllUpstreamCases) {
   EXPECT_EQ(LoadCases("cases").size(), 61u);
@@ -149,8 +148,8 @@ TEST(T256Test, FragFreeSetIsAsDefined) {
 }
 
 TEST(T256Test, PackedAll8) {
-  auto got = TakeByTopologyNumaPacked(T256(), CpuSet::Range(0, 255), 8,
-                                      CpuSortingStrategy::kPacked, false);
+  auto got = TakeByTopologyNumaPacked(T256(), CpuSet::Range(0, 255), 8, CpuSortingStrategy::kPacked,
+                                      false);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->String(), "0-3,128-131");
 }
@@ -259,12 +258,12 @@ CpuTopology TwoSocketsTwoNuma() {
 TEST(DistributedTest, AlignBySocketPrefersOneSocket) {
   const CpuTopology topo = TwoSocketsTwoNuma();
   const CpuSet free = Cpus("0-4,8-15");
-  auto plain = TakeByTopologyNumaDistributed(topo, free, 6, 1, CpuSortingStrategy::kPacked,
-                                             false, 0);
+  auto plain =
+      TakeByTopologyNumaDistributed(topo, free, 6, 1, CpuSortingStrategy::kPacked, false, 0);
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(plain->String(), "0-2,8-10");
-  auto aligned = TakeByTopologyNumaDistributed(topo, free, 6, 1, CpuSortingStrategy::kPacked,
-                                               true, 0);
+  auto aligned =
+      TakeByTopologyNumaDistributed(topo, free, 6, 1, CpuSortingStrategy::kPacked, true, 0);
   ASSERT_TRUE(aligned.ok()) << aligned.status();
   EXPECT_EQ(aligned->String(), "8-10,12-14");
 }
@@ -288,8 +287,8 @@ TEST(DistributedTest, NonPositiveGroupSizeIsAnError) {
 }
 
 TEST(DistributedTest, NotEnoughCpusText) {
-  auto got = TakeByTopologyNumaDistributed(T256(), Cpus("0-3"), 6, 2,
-                                           CpuSortingStrategy::kPacked, false, 0);
+  auto got = TakeByTopologyNumaDistributed(T256(), Cpus("0-3"), 6, 2, CpuSortingStrategy::kPacked,
+                                           false, 0);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(got.status().message(),
             "not enough cpus available to satisfy request: requested=6, available=4");
@@ -316,12 +315,12 @@ TEST(PackedTest, ZeroCpusIsEmpty) {
 TEST(PackedTest, UncoreWithZeroCpusPerCoreIsAnError) {
   CpuTopology topo = T256();
   topo.num_cores = 0;
-  auto got = TakeByTopologyNumaPacked(topo, CpuSet::Range(0, 255), 3,
-                                      CpuSortingStrategy::kPacked, true);
+  auto got =
+      TakeByTopologyNumaPacked(topo, CpuSet::Range(0, 255), 3, CpuSortingStrategy::kPacked, true);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
   // Without the uncore step nothing divides by CPUsPerCore().
-  auto plain = TakeByTopologyNumaPacked(topo, CpuSet::Range(0, 255), 3,
-                                        CpuSortingStrategy::kPacked, false);
+  auto plain =
+      TakeByTopologyNumaPacked(topo, CpuSet::Range(0, 255), 3, CpuSortingStrategy::kPacked, false);
   EXPECT_TRUE(plain.ok()) << plain.status();
 }
 
@@ -343,8 +342,7 @@ TEST(PackedTest, CoresSpanningSocketsStillYieldRequestedCount) {
 TEST(PackedTest, HeaderRatioFreeCheckTakesBusySibling) {
   const CpuTopology& topo =
       testing::FakeTopology("topoSingleSocketSingleNumaPerSocketPCoreHTMonolithicUncore");
-  auto got = TakeByTopologyNumaPacked(topo, Cpus("9,16-17"), 2, CpuSortingStrategy::kPacked,
-                                      false);
+  auto got = TakeByTopologyNumaPacked(topo, Cpus("9,16-17"), 2, CpuSortingStrategy::kPacked, false);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->String(), "8,16");
 }
@@ -352,8 +350,8 @@ TEST(PackedTest, HeaderRatioFreeCheckTakesBusySibling) {
 TEST(PackedTest, SameTopologyObjectMutatedBetweenCalls) {
   // The per-thread topology index must notice content changes, not just addresses.
   CpuTopology topo = T256();
-  auto before = TakeByTopologyNumaPacked(topo, Cpus("0-3,128-131"), 2,
-                                         CpuSortingStrategy::kPacked, false);
+  auto before =
+      TakeByTopologyNumaPacked(topo, Cpus("0-3,128-131"), 2, CpuSortingStrategy::kPacked, false);
   ASSERT_TRUE(before.ok());
   EXPECT_EQ(before->String(), "0,128");
   // Move core 1 ({1, 129}) to socket 1 / NUMA 7: socket 1 now has the fewest free CPUs,
@@ -361,8 +359,8 @@ TEST(PackedTest, SameTopologyObjectMutatedBetweenCalls) {
   topo.AddCpu(1, {.numa = 7, .socket = 1, .core = 1, .uncore = 7});
   topo.AddCpu(129, {.numa = 7, .socket = 1, .core = 1, .uncore = 7});
   topo.SetCountsFromCpus();
-  auto after = TakeByTopologyNumaPacked(topo, Cpus("0-3,128-131"), 2,
-                                        CpuSortingStrategy::kPacked, false);
+  auto after =
+      TakeByTopologyNumaPacked(topo, Cpus("0-3,128-131"), 2, CpuSortingStrategy::kPacked, false);
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->String(), "1,129");
 }
@@ -426,7 +424,8 @@ Slice Append(const Slice& s, int x) {
   }
   int cap = s.cap == 0 ? 1 : 2 * s.cap;  // growslice for small []int
   auto array = std::make_shared<std::vector<int>>(static_cast<size_t>(cap));
-  for (int i = 0; i < s.len; ++i) (*array)[static_cast<size_t>(i)] = (*s.array)[static_cast<size_t>(i)];
+  for (int i = 0; i < s.len; ++i)
+    (*array)[static_cast<size_t>(i)] = (*s.array)[static_cast<size_t>(i)];
   (*array)[static_cast<size_t>(s.len)] = x;
   return {array, s.len + 1, cap};
 }
@@ -490,7 +489,8 @@ struct Acc {
     if (NumaFirst()) return Sorted(Ids(details, &CpuInfo::numa), &CpuInfo::numa);
     std::vector<int> out;
     for (int s : Sockets()) {
-      for (int m : Sorted(Ids(details, &CpuInfo::numa, &CpuInfo::socket, s), &CpuInfo::numa)) out.push_back(m);
+      for (int m : Sorted(Ids(details, &CpuInfo::numa, &CpuInfo::socket, s), &CpuInfo::numa))
+        out.push_back(m);
     }
     return out;
   }
@@ -498,7 +498,8 @@ struct Acc {
     if (!NumaFirst()) return Sorted(Ids(details, &CpuInfo::socket), &CpuInfo::socket);
     std::vector<int> out;
     for (int m : Numas()) {
-      for (int s : Sorted(Ids(details, &CpuInfo::socket, &CpuInfo::numa, m), &CpuInfo::socket)) out.push_back(s);
+      for (int s : Sorted(Ids(details, &CpuInfo::socket, &CpuInfo::numa, m), &CpuInfo::socket))
+        out.push_back(s);
     }
     return out;
   }
@@ -506,11 +507,13 @@ struct Acc {
     std::vector<int> out;
     if (NumaFirst()) {
       for (int s : Sockets()) {
-        for (int c : Sorted(Ids(details, &CpuInfo::core, &CpuInfo::socket, s), &CpuInfo::core)) out.push_back(c);
+        for (int c : Sorted(Ids(details, &CpuInfo::core, &CpuInfo::socket, s), &CpuInfo::core))
+          out.push_back(c);
       }
     } else {
       for (int m : Numas()) {
-        for (int c : Sorted(Ids(details, &CpuInfo::core, &CpuInfo::numa, m), &CpuInfo::core)) out.push_back(c);
+        for (int c : Sorted(Ids(details, &CpuInfo::core, &CpuInfo::numa, m), &CpuInfo::core))
+          out.push_back(c);
       }
     }
     return out;
@@ -518,16 +521,19 @@ struct Acc {
   std::vector<int> Uncores() const {
     std::vector<int> out;
     for (int m : Numas()) {
-      for (int u : Sorted(Ids(details, &CpuInfo::uncore, &CpuInfo::numa, m), &CpuInfo::uncore)) out.push_back(u);
+      for (int u : Sorted(Ids(details, &CpuInfo::uncore, &CpuInfo::numa, m), &CpuInfo::uncore))
+        out.push_back(u);
     }
     return out;
   }
   std::vector<int> Cpus() const {
     std::vector<int> out;
     if (spread) {
-      for (int s : Sockets()) CpusWhere(details, &CpuInfo::socket, {s}).ForEach([&](int c) { out.push_back(c); });
+      for (int s : Sockets())
+        CpusWhere(details, &CpuInfo::socket, {s}).ForEach([&](int c) { out.push_back(c); });
     } else {
-      for (int c : Cores()) CpusWhere(details, &CpuInfo::core, {c}).ForEach([&](int x) { out.push_back(x); });
+      for (int c : Cores())
+        CpusWhere(details, &CpuInfo::core, {c}).ForEach([&](int x) { out.push_back(x); });
     }
     return out;
   }
@@ -576,13 +582,19 @@ absl::StatusOr<CpuSet> Packed(const CpuTopology& topo, const CpuSet& available, 
   Acc a(topo, available, n, s);
   if (a.Satisfied()) return a.result;
   if (a.Failed()) {
-    return absl::ResourceExhaustedError(fmt::format(
-        "not enough cpus available to satisfy request: requested={}, available={}", n,
-        available.Size()));
+    return absl::ResourceExhaustedError(
+        fmt::format("not enough cpus available to satisfy request: requested={}, available={}", n,
+                    available.Size()));
   }
-  if (a.NumaFirst()) a.FullNumas(); else a.FullSockets();
+  if (a.NumaFirst())
+    a.FullNumas();
+  else
+    a.FullSockets();
   if (a.Satisfied()) return a.result;
-  if (a.NumaFirst()) a.FullSockets(); else a.FullNumas();
+  if (a.NumaFirst())
+    a.FullSockets();
+  else
+    a.FullNumas();
   if (a.Satisfied()) return a.result;
   if (uncore) {
     if (!a.Uncore()) return absl::InternalError("divide by zero");
@@ -599,8 +611,8 @@ absl::StatusOr<CpuSet> Packed(const CpuTopology& topo, const CpuSet& available, 
   return absl::InternalError("failed to allocate cpus");
 }
 
-absl::StatusOr<CpuSet> Distributed(const CpuTopology& topo, const CpuSet& available, int n,
-                                   int g, CpuSortingStrategy s, bool align, int hint) {
+absl::StatusOr<CpuSet> Distributed(const CpuTopology& topo, const CpuSet& available, int n, int g,
+                                   CpuSortingStrategy s, bool align, int hint) {
   if (n % g != 0) return Packed(topo, available, n, s, false);
   Acc a(topo, available, n, s);
   if (a.Satisfied()) return a.result;
@@ -755,7 +767,8 @@ RandomTopology GenRegular() {
   std::vector<Cpu> cpus;
   for (int core = 0; core < num_cores; ++core) {
     const int leaf = core / cores_per_leaf;
-    const int uncore = leaf * uncores_per_leaf + (core % cores_per_leaf) * uncores_per_leaf / cores_per_leaf;
+    const int uncore =
+        leaf * uncores_per_leaf + (core % cores_per_leaf) * uncores_per_leaf / cores_per_leaf;
     CpuInfo info;
     if (sockets_over_numa) {
       info.socket = leaf / inner;
@@ -869,8 +882,8 @@ RC_GTEST_PROP(TakePropertyTest, UnevenGroupsUsePacked, ()) {
   const int g = *rc::gen::inRange(2, 5);
   const int n = g * *rc::gen::inRange(0, free.Size() / g + 2) + *rc::gen::inRange(1, g);
   const CpuSortingStrategy strategy = GenStrategy();
-  auto distributed = TakeByTopologyNumaDistributed(r.topo, free, n, g, strategy,
-                                                   *rc::gen::arbitrary<bool>(), 0);
+  auto distributed =
+      TakeByTopologyNumaDistributed(r.topo, free, n, g, strategy, *rc::gen::arbitrary<bool>(), 0);
   auto packed = TakeByTopologyNumaPacked(r.topo, free, n, strategy, false);
   RC_ASSERT(distributed.status() == packed.status());
   if (packed.ok()) RC_ASSERT(*distributed == *packed);
@@ -891,9 +904,8 @@ RC_GTEST_PROP(TakePropertyTest, IrregularTopologiesAlwaysReturn, ()) {
     RC_ASSERT(packed.status().code() != absl::StatusCode::kResourceExhausted);
   }
   const int g = *rc::gen::inRange(1, 5);
-  auto distributed = TakeByTopologyNumaDistributed(r.topo, free, n, g, strategy,
-                                                   *rc::gen::arbitrary<bool>(),
-                                                   *rc::gen::inRange(0, 5));
+  auto distributed = TakeByTopologyNumaDistributed(
+      r.topo, free, n, g, strategy, *rc::gen::arbitrary<bool>(), *rc::gen::inRange(0, 5));
   if (n > free.Size()) {
     RC_ASSERT(distributed.status().code() == absl::StatusCode::kResourceExhausted);
   } else {
@@ -918,16 +930,15 @@ RC_GTEST_PROP(TakePropertyTest, LeftoversBelowGroupSizeTerminate, ()) {
     for (int i = 0; i < count; ++i) free.Add(m * per_numa + i);
   }
   const int n = g * *rc::gen::inRange(1, free.Size() / g + 2);
-  auto got = TakeByTopologyNumaDistributed(topo, free, n, g, CpuSortingStrategy::kPacked,
-                                           *rc::gen::arbitrary<bool>(),
-                                           *rc::gen::inRange(0, numas + 1));
+  auto got =
+      TakeByTopologyNumaDistributed(topo, free, n, g, CpuSortingStrategy::kPacked,
+                                    *rc::gen::arbitrary<bool>(), *rc::gen::inRange(0, numas + 1));
   if (!got.ok() && got.status().code() == absl::StatusCode::kInternal) {
     RC_ASSERT(numas >= 5);
     return;
   }
   CheckRegularResult(got, free, n);
 }
-
 
 // The optimized implementation agrees with the literal reference model, results and error
 // texts, on regular and irregular topologies.
@@ -974,10 +985,8 @@ RC_GTEST_PROP(ReferenceModelTest, ManyNumaLargeRequests, ()) {
   for (int core = 0; core < total_cores; ++core) {
     const int numa = core / cores;
     for (int th = 0; th < threads; ++th) {
-      r.topo.AddCpu(core + th * total_cores, {.numa = numa,
-                                               .socket = numa * sockets / numas,
-                                               .core = core,
-                                               .uncore = numa});
+      r.topo.AddCpu(core + th * total_cores,
+                    {.numa = numa, .socket = numa * sockets / numas, .core = core, .uncore = numa});
     }
   }
   r.topo.SetCountsFromCpus();
@@ -1021,7 +1030,9 @@ TEST(ReferenceModelTest, AgreesOnTheVectorTables) {
                                  BoolField(c, "align_by_socket"), 0);
       absl::StatusOr<CpuSet> got = RunCase(c);
       ASSERT_EQ(got.ok(), want.ok()) << c["id"];
-      if (want.ok()) EXPECT_EQ(got->String(), want->String()) << c["id"];
+      if (want.ok()) {
+        EXPECT_EQ(got->String(), want->String()) << c["id"];
+      }
     }
   }
 }
