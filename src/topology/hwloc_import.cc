@@ -313,26 +313,34 @@ absl::StatusOr<NodeTopology> Decode(const std::string& text, const std::string& 
 }
 
 // hwloc 2.9 crashes on some malformed XML (e.g. in hwloc_bitmap_compare_first), so the
-// import runs in a child process: a crash or a hang there becomes an error here.
+// import runs in a child process: a crash or a hang there becomes an error here. What hwloc
+// prints on stderr is collected and attached to the error, or kept as warnings.
 absl::StatusOr<NodeTopology> ImportIsolated(const std::string& xml, const std::string& name) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) {
     return absl::InternalError(fmt::format("{}: pipe: {}", name, std::strerror(errno)));
+  }
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    int e = errno;
+    ::close(out[0]);
+    ::close(out[1]);
+    return absl::InternalError(fmt::format("{}: pipe: {}", name, std::strerror(e)));
   }
   pid_t pid = ::fork();
   if (pid < 0) {
-    int err = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return absl::InternalError(fmt::format("{}: fork: {}", name, std::strerror(err)));
+    int e = errno;
+    for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
+    return absl::InternalError(fmt::format("{}: fork: {}", name, std::strerror(e)));
   }
   if (pid == 0) {
-    ::close(fds[0]);
+    ::close(out[0]);
+    ::close(err[0]);
+    ::dup2(err[1], STDERR_FILENO);
     std::string report = Encode(ImportInProcess(xml, name));
     const char* p = report.data();
     size_t left = report.size();
     while (left > 0) {
-      ssize_t n = ::write(fds[1], p, left);
+      ssize_t n = ::write(out[1], p, left);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) ::_exit(2);
       p += n;
@@ -340,41 +348,77 @@ absl::StatusOr<NodeTopology> ImportIsolated(const std::string& xml, const std::s
     }
     ::_exit(0);
   }
-  ::close(fds[1]);
-  std::string report;
+  ::close(out[1]);
+  ::close(err[1]);
+  std::string report, messages;
+  struct pollfd pfds[2] = {{.fd = out[0], .events = POLLIN, .revents = 0},
+                           {.fd = err[0], .events = POLLIN, .revents = 0}};
+  std::string* sinks[2] = {&report, &messages};
+  int open_fds = 2;
   bool timed_out = false;
   char buf[65536];
-  while (true) {
-    struct pollfd pfd = {.fd = fds[0], .events = POLLIN, .revents = 0};
-    int ready = ::poll(&pfd, 1, kImportTimeoutMs);
+  while (open_fds > 0) {
+    int ready = ::poll(pfds, 2, kImportTimeoutMs);
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) {
       timed_out = true;
       break;
     }
-    ssize_t n = ::read(fds[0], buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    report.append(buf, static_cast<size_t>(n));
+    for (int k = 0; k < 2; ++k) {
+      if (pfds[k].fd < 0 || pfds[k].revents == 0) continue;
+      ssize_t n = ::read(pfds[k].fd, buf, sizeof(buf));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::close(pfds[k].fd);
+        pfds[k].fd = -1;
+        --open_fds;
+      } else if (sinks[k]->size() < (size_t{64} << 20)) {
+        sinks[k]->append(buf, static_cast<size_t>(n));
+      }
+    }
   }
-  ::close(fds[0]);
+  for (const auto& pfd : pfds) {
+    if (pfd.fd >= 0) ::close(pfd.fd);
+  }
   if (timed_out) ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  // hwloc's messages, one per line, at most a few.
+  std::vector<std::string> said;
+  {
+    size_t start = 0;
+    while (start < messages.size() && said.size() < 5) {
+      size_t nl = messages.find('\n', start);
+      if (nl == std::string::npos) nl = messages.size();
+      std::string line = messages.substr(start, nl - start);
+      if (line.find_first_not_of(" \t\r") != std::string::npos) said.push_back(line);
+      start = nl + 1;
+    }
+  }
+  auto with_messages = [&](absl::Status s) {
+    if (said.empty()) return s;
+    std::string joined;
+    for (const auto& l : said) joined += (joined.empty() ? "" : " | ") + l;
+    return absl::Status(s.code(), fmt::format("{} [hwloc: {}]", std::string(s.message()), joined));
+  };
   if (timed_out) {
-    return absl::InvalidArgumentError(fmt::format(
-        "{}: hwloc did not finish loading it within {} s", name, kImportTimeoutMs / 1000));
+    return with_messages(absl::InvalidArgumentError(fmt::format(
+        "{}: hwloc did not finish loading it within {} s", name, kImportTimeoutMs / 1000)));
   }
   if (WIFSIGNALED(status)) {
-    return absl::InvalidArgumentError(fmt::format(
+    return with_messages(absl::InvalidArgumentError(fmt::format(
         "{}: not a valid hwloc XML topology (hwloc crashed loading it: {})", name,
-        strsignal(WTERMSIG(status))));
+        strsignal(WTERMSIG(status)))));
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return absl::InternalError(fmt::format("{}: the hwloc import process failed", name));
+    return with_messages(
+        absl::InternalError(fmt::format("{}: the hwloc import process failed", name)));
   }
-  return Decode(report, name);
+  auto node = Decode(report, name);
+  if (!node.ok()) return with_messages(node.status());
+  for (const auto& l : said) node->warnings.push_back(fmt::format("{}: hwloc: {}", name, l));
+  return node;
 }
 
 // hwloc 2.9 refuses `<topology version="3.0">` (written by hwloc 3.x); the 3.0 format

@@ -1,5 +1,6 @@
 #include "topology/hwloc_import.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -116,6 +117,29 @@ TEST(ImportHwlocXml, MinimalValid) {
   EXPECT_EQ(node->cpus.num_cores, 2);
   EXPECT_EQ(node->cpus.Info(1)->socket, 0);
   EXPECT_EQ(node->numa_nodes[0].memory, uint64_t{1} << 30);
+}
+
+TEST(ImportHwlocXml, Version3IsReadAs2) {
+  std::string xml = Xml(std::string(kNuma) + Pu("0", "0x00000001") + Pu("1", "0x00000002"));
+  xml.replace(xml.find("version=\"2.0\""), 13, "version=\"3.0\"");
+  auto node = ImportHwlocXmlText(xml, "v3.xml");
+  ASSERT_TRUE(node.ok()) << node.status();
+  ASSERT_FALSE(node->warnings.empty());
+  EXPECT_EQ(node->warnings[0], "v3.xml: hwloc 3.0 XML read with hwloc 2.x's reader");
+  EXPECT_EQ(node->cpus.num_cpus, 2);
+}
+
+TEST(ImportHwlocXml, HwlocMessagesAreAttachedToErrors) {
+  // hwloc explains XML errors on stderr when HWLOC_XML_VERBOSE is set; the import collects
+  // what it prints into the error.
+  setenv("HWLOC_XML_VERBOSE", "1", 1);
+  std::string xml = ReadText(TestData("xml/amd-1s2n4ccx.xml")).substr(0, 3000);
+  auto node = ImportHwlocXmlText(xml, "cut.xml");
+  ASSERT_FALSE(node.ok());
+  EXPECT_THAT(std::string(node.status().message()),
+              StartsWith("cut.xml: not an hwloc XML topology (hwloc could not load it: "));
+  EXPECT_THAT(std::string(node.status().message()), HasSubstr("[hwloc: "));
+  unsetenv("HWLOC_XML_VERBOSE");
 }
 
 TEST(ImportHwlocXml, MissingFileNamesIt) {
