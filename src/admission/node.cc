@@ -254,37 +254,39 @@ absl::Status Node::Impl::Restore() {
     }
   }
 
-  if (cpu != nullptr) {
-    if (!dir.empty()) {
-      std::string path = JoinPath(dir, kCpuManagerStateFile);
-      checkpoint::CpuLoadOptions lo{config.cpu_manager_policy, pod_level_managers};
-      auto cp = checkpoint::LoadCpuCheckpointFile(path, lo);
-      if (!cp.ok()) return cp.status();
-      if (cp->has_value()) {
-        auto st = CpuStateFromCheckpoint(**cp, path);
-        if (!st.ok()) return st.status();
-        cpu_state = std::move(*st);
-      }
+  // Both checkpoints are read whatever the policies are: a kubelet with the none policies
+  // keeps them too, and refuses to start when the file names another policy.
+  if (!dir.empty()) {
+    std::string path = JoinPath(dir, kCpuManagerStateFile);
+    checkpoint::CpuLoadOptions lo{config.cpu_manager_policy, pod_level_managers};
+    auto cp = checkpoint::LoadCpuCheckpointFile(path, lo);
+    if (!cp.ok()) return cp.status();
+    if (cp->has_value() && cpu != nullptr) {
+      auto st = CpuStateFromCheckpoint(**cp, path);
+      if (!st.ok()) return st.status();
+      cpu_state = std::move(*st);
     }
+  }
+  if (cpu != nullptr) {
     if (auto s = cpu->Start(cpu_state); !s.ok()) {
       return absl::FailedPreconditionError(fmt::format(
           "{}: {} (the kubelet refuses to start with this state: drain the node and delete the "
-          "CPU manager checkpoint file, or run `podtopo state check`)",
+          "CPU manager checkpoint file before restarting it)",
           JoinPath(dir, kCpuManagerStateFile), s.message()));
     }
   }
+  if (!dir.empty()) {
+    std::string path = JoinPath(dir, kMemoryManagerStateFile);
+    checkpoint::MemoryLoadOptions lo{config.memory_manager_policy, pod_level_managers};
+    auto cp = checkpoint::LoadMemoryCheckpointFile(path, lo);
+    if (!cp.ok()) return cp.status();
+    if (cp->has_value() && memory.has_value()) memory_state = MemoryStateFromCheckpoint(**cp);
+  }
   if (memory.has_value()) {
-    if (!dir.empty()) {
-      std::string path = JoinPath(dir, kMemoryManagerStateFile);
-      checkpoint::MemoryLoadOptions lo{config.memory_manager_policy, pod_level_managers};
-      auto cp = checkpoint::LoadMemoryCheckpointFile(path, lo);
-      if (!cp.ok()) return cp.status();
-      if (cp->has_value()) memory_state = MemoryStateFromCheckpoint(**cp);
-    }
     if (auto s = memory->Start(memory_state); !s.ok()) {
       return absl::FailedPreconditionError(fmt::format(
           "{}: {} (the kubelet refuses to start with this state: drain the node and delete the "
-          "memory manager checkpoint file, or run `podtopo state check`)",
+          "memory manager checkpoint file before restarting it)",
           JoinPath(dir, kMemoryManagerStateFile), s.message()));
     }
   }
@@ -343,22 +345,27 @@ absl::Status Node::Impl::Restore() {
 absl::Status Node::Impl::Save() const {
   const std::string& dir = options.state_dir;
   if (dir.empty()) return absl::OkStatus();
-  if (cpu != nullptr) {
+  // The none policies keep an empty checkpoint naming themselves, as the kubelet's do.
+  {
     checkpoint::CpuWriteOptions wo;
     wo.pod_level_resource_managers = pod_level_managers;
-    if (auto s = checkpoint::WriteCpuCheckpointFile(
-            JoinPath(dir, kCpuManagerStateFile),
-            CpuCheckpointFromState(cpu_state, config.cpu_manager_policy), wo);
+    checkpoint::CpuCheckpoint cp =
+        cpu != nullptr ? CpuCheckpointFromState(cpu_state, config.cpu_manager_policy)
+                       : checkpoint::CpuCheckpoint{.policy_name = config.cpu_manager_policy};
+    if (auto s = checkpoint::WriteCpuCheckpointFile(JoinPath(dir, kCpuManagerStateFile), cp, wo);
         !s.ok()) {
       return s;
     }
   }
-  if (memory.has_value()) {
+  {
     checkpoint::MemoryWriteOptions wo;
     wo.pod_level_resource_managers = pod_level_managers;
-    if (auto s = checkpoint::WriteMemoryCheckpointFile(
-            JoinPath(dir, kMemoryManagerStateFile),
-            MemoryCheckpointFromState(memory_state, config.memory_manager_policy), wo);
+    checkpoint::MemoryCheckpoint cp =
+        memory.has_value()
+            ? MemoryCheckpointFromState(memory_state, config.memory_manager_policy)
+            : checkpoint::MemoryCheckpoint{.policy_name = config.memory_manager_policy};
+    if (auto s =
+            checkpoint::WriteMemoryCheckpointFile(JoinPath(dir, kMemoryManagerStateFile), cp, wo);
         !s.ok()) {
       return s;
     }

@@ -1,0 +1,180 @@
+// The CLI contract of ../shared/DESIGN.md, driven through the built binary: exit statuses,
+// the -o json schema, bad input naming the file and field with nothing written, and the
+// kubelet's refusal of a corrupted or mismatched checkpoint.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "testing/testing.h"
+
+namespace podtopo {
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Runs `podtopo <args>` through the shell, optionally with `stdin_text`.
+Result Podtopo(const std::string& args, const std::string& stdin_text = "") {
+  static const std::string dir = testing::MakeTempDir("podtopo-cli");
+  std::string in = dir + "/in", out = dir + "/out", err = dir + "/err";
+  std::ofstream(in) << stdin_text;
+  std::string cmd = std::string(PODTOPO_BINARY) + " " + args + " <" + in + " >" + out + " 2>" + err;
+  int status = std::system(cmd.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(out);
+  r.err = Slurp(err);
+  return r;
+}
+
+std::string Examples() { return testing::SourceDir() + "/docs/examples"; }
+
+TEST(CliTest, AdmitJsonSchemaAndExitZero) {
+  Result r = Podtopo("admit " + Examples() + "/pod-scope-mixed.yaml -o json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& pod = j["pods"][0];
+  for (const char* key : {"namespace", "name", "uid", "admitted", "reason", "message", "qosClass",
+                          "topologyHint", "cpus", "memory", "containers"}) {
+    EXPECT_TRUE(pod.contains(key)) << key;
+  }
+  EXPECT_EQ(pod["admitted"], true);
+  EXPECT_EQ(pod["qosClass"], "Guaranteed");
+  // preset:demo, reserved CPU 0; the bubble is 4 CPUs of NUMA 0 in whole cores.
+  EXPECT_EQ(pod["cpus"], "1-2,33-34");
+  EXPECT_EQ(j["node"]["reservedCpus"], "0");
+  EXPECT_EQ(j["node"]["defaultCpuSet"], "0,3-32,35-63");
+  for (const auto& c : pod["containers"]) {
+    for (const char* key : {"name", "kind", "cpus", "assignment", "memory"}) {
+      EXPECT_TRUE(c.contains(key)) << key;
+    }
+  }
+}
+
+TEST(CliTest, RejectionExitsThree) {
+  // 40 CPUs do not fit one NUMA node of preset:demo (16 CPUs) under single-numa-node.
+  std::string pod = R"(apiVersion: v1
+kind: Pod
+metadata: {name: wide}
+spec:
+  resources:
+    requests: {cpu: "40", memory: 1Gi}
+    limits: {cpu: "40", memory: 1Gi}
+  containers:
+  - {name: c, image: busybox}
+)";
+  Result r = Podtopo("admit - -o json", pod);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["pods"][0]["admitted"], false);
+  EXPECT_EQ(j["pods"][0]["reason"], "TopologyAffinityError");
+}
+
+TEST(CliTest, BadInputExitsOneNamingFileAndFieldAndWritesNothing) {
+  std::string dir = testing::MakeTempDir("podtopo-cli-bad");
+  std::string bad = dir + "/bad.yaml";
+  std::ofstream(bad) << "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n"
+                        "  - name: c\n    resources: {requests: {cpu: 2x}}\n";
+  Result r = Podtopo("admit " + bad + " --state-dir " + dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("bad.yaml"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("spec.containers[0].resources.requests.cpu"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/cpu_manager_state"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/podtopo_pods.json"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliTest, CorruptedCheckpointIsRefusedAndLeftAlone) {
+  std::string dir = testing::MakeTempDir("podtopo-cli-ckpt");
+  Result first = Podtopo("admit " + Examples() + "/pod-level-resource-demo.yaml --state-dir " + dir);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  std::string path = dir + "/cpu_manager_state";
+  std::string good = Slurp(path);
+  ASSERT_FALSE(good.empty());
+  // Change one CPU in the data without fixing the checksum.
+  std::string corrupt = good;
+  auto pos = corrupt.find("\\\"defaultCpuSet\\\":\\\"");
+  ASSERT_NE(pos, std::string::npos) << corrupt;
+  corrupt.insert(pos + 20, "5,");
+  std::ofstream(path) << corrupt;
+  Result r = Podtopo("admit " + Examples() + "/pod-scope-mixed.yaml --state-dir " + dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("checkpoint is corrupted"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+  EXPECT_EQ(Slurp(path), corrupt);
+
+  // A different CPU Manager policy than the checkpoint's is refused the same way.
+  std::ofstream(path) << good;
+  std::string cfg = dir + "/kubelet.yaml";
+  std::ofstream(cfg) << "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+                        "featureGates: {PodLevelResourceManagers: true}\n"
+                        "cpuManagerPolicy: none\nmemoryManagerPolicy: Static\n"
+                        "systemReserved: {cpu: \"1\", memory: 1Gi}\n"
+                        "reservedMemory: [{numaNode: 0, limits: {memory: 1124Mi}}]\n"
+                        "topologyManagerPolicy: single-numa-node\ntopologyManagerScope: pod\n";
+  r = Podtopo("show --state-dir " + dir + " --config " + cfg);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("configured policy \"none\" differs from state checkpoint policy "
+                       "\"static\""),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(Slurp(path), good);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliTest, TakeCpusAndMergeHints) {
+  Result r = Podtopo("debug take-cpus --node preset:dual-socket-ht --available 1-5,7-11 --count 1");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "2\n");
+  r = Podtopo("debug take-cpus --node preset:dual-socket-ht --available 1-2 --count 4");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "not enough cpus available to satisfy request: requested=4, available=2\n");
+  r = Podtopo("debug merge-hints",
+              R"({"policy":"best-effort","numaNodes":[0,1],"providers":[{"cpu":[{"affinity":[0],)"
+              R"("preferred":true},{"affinity":[0,1],"preferred":false}]},{"memory":null}]})");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["affinity"], nlohmann::json::array({0}));
+  EXPECT_EQ(j["preferred"], true);
+  EXPECT_EQ(j["admit"], true);
+  // --policy overrides stdin: restricted rejects a non-preferred merge.
+  r = Podtopo("debug merge-hints --policy restricted",
+              R"({"policy":"best-effort","numaNodes":[0,1],"providers":[{"cpu":[{"affinity":[0],)"
+              R"("preferred":true}]},{"memory":[{"affinity":[1],"preferred":true}]}]})");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["admit"], false);
+}
+
+TEST(CliTest, RemoveAndShowWithStateDir) {
+  std::string dir = testing::MakeTempDir("podtopo-cli-rm");
+  ASSERT_EQ(Podtopo("admit " + Examples() + "/pod-scope-mixed.yaml --state-dir " + dir).exit_code,
+            0);
+  Result show = Podtopo("show --state-dir " + dir + " -o json");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_EQ(nlohmann::json::parse(show.out)["pods"].size(), 1u);
+  Result rm = Podtopo("remove default/pod-scope-mixed --state-dir " + dir + " -o json");
+  ASSERT_EQ(rm.exit_code, 0) << rm.err;
+  auto j = nlohmann::json::parse(rm.out);
+  EXPECT_TRUE(j["pods"].empty());
+  EXPECT_EQ(j["node"]["defaultCpuSet"], "0-63");
+  Result again = Podtopo("remove default/pod-scope-mixed --state-dir " + dir);
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find("pod default/pod-scope-mixed is not admitted"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace podtopo
