@@ -93,7 +93,7 @@ std::string HugepagesText(const NumaNode& n) {
     auto size = HugepageSizeFromResourceName(name);
     std::string text;
     if (size.has_value() && bytes % *size == 0) {
-      text = fmt::format("{}x{}", bytes / *size, BinarySiString(*size));
+      text = fmt::format("{} x {}", bytes / *size, BinarySiString(*size));
     } else {
       text = fmt::format("{} {}", name, HumanBytes(bytes));
     }

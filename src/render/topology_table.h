@@ -4,7 +4,8 @@
 //   * a summary line: where the node came from and the kubelet's header counts;
 //   * the CPU table, one row per (socket, NUMA node, uncore cache) group, socket and NUMA
 //     shown where they change, with the group's CPUs and its cores as "core(threads)";
-//   * the NUMA table: CPUs, memory, hugepages (pages x size) and the distance row;
+//   * the NUMA table: CPUs, memory, hugepages ("512 x 2Mi": pages x page size) and the
+//     distance row;
 //   * devices, and the loader's warnings.
 // Long cpusets and core lists wrap onto continuation lines inside their column.
 //

@@ -56,9 +56,9 @@ TEST(RenderTopologyTable, MemoryOnlyNodesHugepagesDevicesWarnings) {
   ASSERT_TRUE(node.ok()) << node.status();
   node->warnings.push_back("something odd");
   std::string out = RenderTopologyTable(*node);
-  EXPECT_THAT(out, HasSubstr("NUMA  CPUS             MEMORY  HUGEPAGES       DISTANCES\n"
-                             "0     0-1              5.09Gi  2x1Gi, 512x2Mi  -\n"
-                             "1     - (memory only)  64Gi    -               -\n"));
+  EXPECT_THAT(out, HasSubstr("NUMA  CPUS             MEMORY  HUGEPAGES           DISTANCES\n"
+                             "0     0-1              5.09Gi  2 x 1Gi, 512 x 2Mi  -\n"
+                             "1     - (memory only)  64Gi    -                   -\n"));
   EXPECT_THAT(out, HasSubstr("DEVICE RESOURCE  ID    NUMA\n"
                              "example.com/gpu  gpu0  -\n"
                              "example.com/gpu  gpu1  1\n"));
