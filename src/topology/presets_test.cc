@@ -1,5 +1,6 @@
 #include "topology/presets.h"
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -199,6 +200,7 @@ TEST(LoadNode, EveryForm) {
   std::ofstream(dir + "/node.txt") << "hello";
   EXPECT_EQ(LoadNode(dir + "/node.txt").status().message(),
             dir + "/node.txt: neither topology JSON nor hwloc XML (name it FILE.json or FILE.xml)");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(LoadNode, Local) {
