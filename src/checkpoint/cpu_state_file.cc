@@ -9,6 +9,7 @@
 #include "cpuset/cpuset.h"
 #include "fmt/format.h"
 #include "util/file.h"
+#include "util/go_strconv.h"
 #include "util/status_macros.h"
 
 namespace podtopo::checkpoint {
@@ -405,7 +406,7 @@ std::string WrapRestoreError(std::string_view err, const std::string& path) {
   return fmt::format(
       "could not restore state from checkpoint: {}, please drain this node and delete the CPU "
       "manager checkpoint file {} before restarting Kubelet",
-      err, gojson::StrconvQuote(path));
+      err, GoQuote(path));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -415,7 +416,7 @@ absl::StatusOr<std::string> Canonical(std::string_view cpus, std::string_view wh
   absl::StatusOr<CpuSet> set = CpuSet::Parse(cpus);
   if (!set.ok()) {
     return absl::InvalidArgumentError(fmt::format("cannot write {} {}: {}", what,
-                                                  gojson::StrconvQuote(cpus),
+                                                  GoQuote(cpus),
                                                   std::string(set.status().message())));
   }
   return set->String();
@@ -431,15 +432,15 @@ absl::StatusOr<CpuCheckpoint> Canonicalize(const CpuCheckpoint& cp, bool with_po
     for (const auto& [name, cpus] : containers) {
       PODTOPO_ASSIGN_OR_RETURN(
           dst[name], Canonical(cpus, fmt::format("cpuset of container {} in pod {}",
-                                                 gojson::StrconvQuote(name),
-                                                 gojson::StrconvQuote(pod))));
+                                                 GoQuote(name),
+                                                 GoQuote(pod))));
     }
   }
   if (with_pod_entries) {
     for (const auto& [pod, cpus] : cp.pod_entries) {
       PODTOPO_ASSIGN_OR_RETURN(
           out.pod_entries[pod],
-          Canonical(cpus, fmt::format("pod cpuset of pod {}", gojson::StrconvQuote(pod))));
+          Canonical(cpus, fmt::format("pod cpuset of pod {}", GoQuote(pod))));
     }
   }
   out.version_read = cp.version_read;
@@ -515,8 +516,8 @@ absl::StatusOr<V3Wire> ToV3Wire(const CpuCheckpoint& cp) {
     absl::StatusOr<CpuSet> set = CpuSet::Parse(cpus);
     if (!set.ok()) {
       return absl::InvalidArgumentError(fmt::format("pod cpuset {} of pod {}: {}",
-                                                    gojson::StrconvQuote(cpus),
-                                                    gojson::StrconvQuote(pod),
+                                                    GoQuote(cpus),
+                                                    GoQuote(pod),
                                                     std::string(set.status().message())));
     }
     (*w.pod_entries)[pod] = PodEntryWire{false, set->List()};
@@ -577,12 +578,12 @@ absl::StatusOr<CpuCheckpoint> RestoreCpuCheckpoint(std::string_view contents,
   // restoreState.
   if (options.configured_policy != data.policy_name) {
     return fail(fmt::format("configured policy {} differs from state checkpoint policy {}",
-                            gojson::StrconvQuote(options.configured_policy),
-                            gojson::StrconvQuote(data.policy_name)));
+                            GoQuote(options.configured_policy),
+                            GoQuote(data.policy_name)));
   }
   if (absl::StatusOr<CpuSet> set = CpuSet::Parse(data.default_cpu_set); !set.ok()) {
     return fail(fmt::format("could not parse default cpu set {}: {}",
-                            gojson::StrconvQuote(data.default_cpu_set), std::string(set.status().message())));
+                            GoQuote(data.default_cpu_set), std::string(set.status().message())));
   }
   CpuCheckpoint out;
   out.policy_name = data.policy_name;
@@ -595,8 +596,8 @@ absl::StatusOr<CpuCheckpoint> RestoreCpuCheckpoint(std::string_view contents,
       for (const auto& [name, cpus] : *containers) {
         if (absl::StatusOr<CpuSet> set = CpuSet::Parse(cpus); !set.ok()) {
           return fail(fmt::format("could not parse cpuset {} for container {} in pod {}: {}",
-                                  gojson::StrconvQuote(cpus), gojson::StrconvQuote(name),
-                                  gojson::StrconvQuote(pod), std::string(set.status().message())));
+                                  GoQuote(cpus), GoQuote(name),
+                                  GoQuote(pod), std::string(set.status().message())));
         }
         dst[name] = cpus;
       }

@@ -3,64 +3,13 @@
 #include <cstring>
 
 #include "fmt/format.h"
+#include "util/go_strconv.h"
 
 namespace podtopo::checkpoint::gojson {
 namespace {
 
 constexpr int kMaxNestingDepth = 10000;  // Go's maxNestingDepth
 constexpr char kUnexpectedEnd[] = "unexpected end of JSON input";
-
-// ---------------------------------------------------------------------------------------
-// UTF-8 helpers with Go's utf8.DecodeRune semantics.
-
-// Decodes one rune at s[i]. Returns {rune, size}; invalid input gives {0xFFFD, 1}.
-std::pair<uint32_t, size_t> DecodeRune(std::string_view s, size_t i) {
-  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  size_t n = s.size() - i;
-  unsigned char c0 = b(i);
-  if (c0 < 0x80) return {c0, 1};
-  auto cont = [&](size_t k) { return k < s.size() && (b(k) & 0xC0) == 0x80; };
-  if (c0 >= 0xC2 && c0 <= 0xDF) {
-    if (n >= 2 && cont(i + 1)) return {((c0 & 0x1Fu) << 6) | (b(i + 1) & 0x3Fu), 2};
-    return {0xFFFD, 1};
-  }
-  if (c0 >= 0xE0 && c0 <= 0xEF) {
-    if (n < 3 || !cont(i + 1) || !cont(i + 2)) return {0xFFFD, 1};
-    unsigned char c1 = b(i + 1);
-    if (c0 == 0xE0 && c1 < 0xA0) return {0xFFFD, 1};  // overlong
-    if (c0 == 0xED && c1 > 0x9F) return {0xFFFD, 1};  // surrogate
-    return {((c0 & 0x0Fu) << 12) | ((c1 & 0x3Fu) << 6) | (b(i + 2) & 0x3Fu), 3};
-  }
-  if (c0 >= 0xF0 && c0 <= 0xF4) {
-    if (n < 4 || !cont(i + 1) || !cont(i + 2) || !cont(i + 3)) return {0xFFFD, 1};
-    unsigned char c1 = b(i + 1);
-    if (c0 == 0xF0 && c1 < 0x90) return {0xFFFD, 1};
-    if (c0 == 0xF4 && c1 > 0x8F) return {0xFFFD, 1};
-    return {((c0 & 0x07u) << 18) | ((c1 & 0x3Fu) << 12) | ((b(i + 2) & 0x3Fu) << 6) |
-                (b(i + 3) & 0x3Fu),
-            4};
-  }
-  return {0xFFFD, 1};
-}
-
-void AppendRune(std::string& out, uint32_t r) {
-  if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = 0xFFFD;
-  if (r < 0x80) {
-    out.push_back(static_cast<char>(r));
-  } else if (r < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (r >> 6)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else if (r < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (r >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (r >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  }
-}
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -243,9 +192,9 @@ class Parser {
                   pos_ += 6;
                 }
               }
-              AppendRune(out, combined);
+              GoAppendRune(out, combined);
             } else {
-              AppendRune(out, rune);
+              GoAppendRune(out, rune);
             }
             break;
           }
@@ -259,9 +208,9 @@ class Parser {
         ++pos_;
         continue;
       }
-      auto [rune, size] = DecodeRune(s_, pos_);
+      auto [rune, size] = GoDecodeRune(s_, pos_);
       if (rune == 0xFFFD && size == 1) {
-        AppendRune(out, 0xFFFD);
+        GoAppendRune(out, 0xFFFD);
       } else {
         out.append(s_.substr(pos_, size));
       }
@@ -376,93 +325,11 @@ absl::StatusOr<Value> Parse(std::string_view data) { return Parser(data).ParseDo
 std::string QuoteChar(unsigned char c) {
   if (c == '\'') return "'\\''";
   if (c == '"') return "'\"'";
-  switch (c) {
-    case '\a':
-      return "'\\a'";
-    case '\b':
-      return "'\\b'";
-    case '\f':
-      return "'\\f'";
-    case '\n':
-      return "'\\n'";
-    case '\r':
-      return "'\\r'";
-    case '\t':
-      return "'\\t'";
-    case '\v':
-      return "'\\v'";
-    case '\\':
-      return "'\\\\'";
-    default:
-      break;
-  }
-  if (c < 0x20 || c == 0x7F) return fmt::format("'\\x{:02x}'", c);
-  if (c < 0x80) return fmt::format("'{}'", static_cast<char>(c));
-  // string(byte) in Go is the rune U+00cc; strconv.Quote prints it if printable.
-  if (c < 0xA0 || c == 0xAD) return fmt::format("'\\u{:04x}'", c);
-  std::string s = "'";
-  AppendRune(s, c);
-  s += "'";
-  return s;
-}
-
-std::string StrconvQuote(std::string_view s) {
-  std::string out = "\"";
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char b = static_cast<unsigned char>(s[i]);
-    if (b < 0x80) {
-      switch (b) {
-        case '"':
-          out += "\\\"";
-          break;
-        case '\\':
-          out += "\\\\";
-          break;
-        case '\a':
-          out += "\\a";
-          break;
-        case '\b':
-          out += "\\b";
-          break;
-        case '\f':
-          out += "\\f";
-          break;
-        case '\n':
-          out += "\\n";
-          break;
-        case '\r':
-          out += "\\r";
-          break;
-        case '\t':
-          out += "\\t";
-          break;
-        case '\v':
-          out += "\\v";
-          break;
-        default:
-          if (b < 0x20 || b == 0x7F) {
-            fmt::format_to(std::back_inserter(out), "\\x{:02x}", b);
-          } else {
-            out.push_back(static_cast<char>(b));
-          }
-      }
-      ++i;
-      continue;
-    }
-    auto [rune, size] = DecodeRune(s, i);
-    if (rune == 0xFFFD && size == 1) {
-      fmt::format_to(std::back_inserter(out), "\\x{:02x}", b);
-    } else if ((rune >= 0x80 && rune < 0xA0) || rune == 0xAD || rune == 0x2028 ||
-               rune == 0x2029 || rune == 0xFEFF) {
-      fmt::format_to(std::back_inserter(out), "\\u{:04x}", rune);
-    } else {
-      out.append(s.substr(i, size));
-    }
-    i += size;
-  }
-  out += "\"";
-  return out;
+  // strconv.Quote(string(c)): a Go byte converted to a string is the rune U+00cc.
+  std::string rune;
+  GoAppendRune(rune, c);
+  const std::string quoted = GoQuote(rune);
+  return "'" + quoted.substr(1, quoted.size() - 2) + "'";
 }
 
 void AppendQuoted(std::string& out, std::string_view s) {
@@ -505,7 +372,7 @@ void AppendQuoted(std::string& out, std::string_view s) {
       ++i;
       continue;
     }
-    auto [rune, size] = DecodeRune(s, i);
+    auto [rune, size] = GoDecodeRune(s, i);
     if (rune == 0xFFFD && size == 1) {
       out += "\\ufffd";
     } else if (rune == 0x2028 || rune == 0x2029) {
@@ -657,7 +524,7 @@ void DecodeInt64(Decoder& d, const Value& v, int64_t& out, std::string_view go_t
 bool GoFoldEqual(std::string_view key, std::string_view field_name) {
   size_t i = 0, j = 0;
   while (i < key.size() && j < field_name.size()) {
-    auto [r, size] = DecodeRune(key, i);
+    auto [r, size] = GoDecodeRune(key, i);
     uint32_t f = static_cast<unsigned char>(field_name[j]);
     if (FoldRune(r) != FoldRune(f)) return false;
     i += size;

@@ -58,12 +58,6 @@ void AppendQuoted(std::string& out, std::string_view s);
 // Go's quoteChar, used in syntax error texts: 'x', '\n', '"', '\''.
 std::string QuoteChar(unsigned char c);
 
-// Go's strconv.Quote (fmt's %q for strings): printable runes kept, `"` and `\` escaped,
-// \a \b \f \n \r \t \v, other control bytes and invalid UTF-8 as \xNN, non-printable
-// runes as \uNNNN. Printability outside ASCII is approximated: C1 controls, U+00AD,
-// U+2028/U+2029 and U+FEFF are escaped, every other valid rune is printed.
-std::string StrconvQuote(std::string_view s);
-
 // ---------------------------------------------------------------------------------------
 // Decoding into typed values with Go's json.Unmarshal semantics.
 //

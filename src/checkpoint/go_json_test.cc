@@ -119,15 +119,20 @@ TEST(QuoteTest, GoMarshalEscaping) {
   EXPECT_EQ(Quote("\xc3\xa9"), "\"\xc3\xa9\"");
 }
 
-TEST(QuoteTest, StrconvQuote) {
-  EXPECT_EQ(StrconvQuote("1.3"), "\"1.3\"");
-  EXPECT_EQ(StrconvQuote("a\"b\\"), "\"a\\\"b\\\\\"");
-  EXPECT_EQ(StrconvQuote("\t\x01\x7f"), "\"\\t\\x01\\x7f\"");
-  EXPECT_EQ(StrconvQuote("\xc3\xa9"), "\"\xc3\xa9\"");
-  EXPECT_EQ(StrconvQuote("\xff"), "\"\\xff\"");
-  EXPECT_EQ(StrconvQuote("\xc2\x85"), "\"\\u0085\"");
-  EXPECT_EQ(StrconvQuote("/var/lib/kubelet/cpu_manager_state"),
-            "\"/var/lib/kubelet/cpu_manager_state\"");
+// encoding/json's quoteChar: strconv.Quote of the byte taken as the rune U+00XX, in single
+// quotes.
+TEST(QuoteTest, QuoteChar) {
+  EXPECT_EQ(QuoteChar('x'), "'x'");
+  EXPECT_EQ(QuoteChar('\''), "'\\''");
+  EXPECT_EQ(QuoteChar('"'), "'\"'");
+  EXPECT_EQ(QuoteChar('\\'), "'\\\\'");
+  EXPECT_EQ(QuoteChar('\n'), "'\\n'");
+  EXPECT_EQ(QuoteChar(0x00), "'\\x00'");
+  EXPECT_EQ(QuoteChar(0x7f), "'\\x7f'");
+  EXPECT_EQ(QuoteChar(0x85), "'\\u0085'");  // C1 control
+  EXPECT_EQ(QuoteChar(0xa0), "'\\u00a0'");  // no-break space is not printable in Go
+  EXPECT_EQ(QuoteChar(0xad), "'\\u00ad'");  // soft hyphen
+  EXPECT_EQ(QuoteChar(0xe9), "'\xc3\xa9'");  // é
 }
 
 TEST(FoldTest, GoFoldName) {

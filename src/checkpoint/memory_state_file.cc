@@ -9,6 +9,7 @@
 #include "checkpoint/internal.h"
 #include "fmt/format.h"
 #include "util/file.h"
+#include "util/go_strconv.h"
 #include "util/status_macros.h"
 
 namespace podtopo::checkpoint {
@@ -449,7 +450,7 @@ std::string WrapRestoreError(std::string_view err, const std::string& path) {
   return fmt::format(
       "could not restore state from checkpoint: {}, please drain this node and delete the "
       "memory manager checkpoint file {} before restarting Kubelet",
-      err, gojson::StrconvQuote(path));
+      err, GoQuote(path));
 }
 
 absl::StatusOr<int> ToInt(int64_t v, std::string_view what) {
@@ -678,7 +679,7 @@ absl::StatusOr<MemoryCheckpoint> RestoreMemoryCheckpoint(std::string_view conten
   if (options.configured_policy != data.policy_name) {
     return fail(fmt::format(
         "[memorymanager] configured policy {} differs from state checkpoint policy {}",
-        gojson::StrconvQuote(options.configured_policy), gojson::StrconvQuote(data.policy_name)));
+        GoQuote(options.configured_policy), GoQuote(data.policy_name)));
   }
 
   MemoryCheckpoint out;
@@ -695,7 +696,7 @@ absl::StatusOr<MemoryCheckpoint> RestoreMemoryCheckpoint(std::string_view conten
           for (const auto& [name, t] : *node->memory_map) {
             if (!t) {
               return absl::InvalidArgumentError(fmt::format(
-                  "machineState[{}].memoryMap[{}] is null", id, gojson::StrconvQuote(name)));
+                  "machineState[{}].memoryMap[{}] is null", id, GoQuote(name)));
             }
             n.memory_map[name] =
                 MemoryTable{t->total, t->system_reserved, t->allocatable, t->reserved, t->free};
@@ -714,8 +715,8 @@ absl::StatusOr<MemoryCheckpoint> RestoreMemoryCheckpoint(std::string_view conten
         for (const auto& [name, blocks] : *containers) {
           PODTOPO_ASSIGN_OR_RETURN(
               dst[name], ToBlocks(blocks, fmt::format("container {} in pod {}",
-                                                      gojson::StrconvQuote(name),
-                                                      gojson::StrconvQuote(pod))));
+                                                      GoQuote(name),
+                                                      GoQuote(pod))));
         }
       }
     }
@@ -723,7 +724,7 @@ absl::StatusOr<MemoryCheckpoint> RestoreMemoryCheckpoint(std::string_view conten
       for (const auto& [pod, entry] : *data.pod_entries) {
         PODTOPO_ASSIGN_OR_RETURN(
             out.pod_entries[pod],
-            ToBlocks(entry.memory_blocks, fmt::format("pod {}", gojson::StrconvQuote(pod))));
+            ToBlocks(entry.memory_blocks, fmt::format("pod {}", GoQuote(pod))));
       }
     }
     return absl::OkStatus();

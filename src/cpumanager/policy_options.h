@@ -69,17 +69,9 @@ absl::StatusOr<OptionMaturity> OptionMaturityOf(const std::string& name);
 //   CPU Manager Policy Beta-level Options not enabled, but option "x" provided
 absl::Status CheckPolicyOptionAvailable(const std::string& name, const OptionGates& gates);
 
-// Go's strconv.ParseBool: accepts 1 t T TRUE true True 0 f F FALSE false False. Error text:
-// `strconv.ParseBool: parsing "<value as Go %q>": invalid syntax`.
-absl::StatusOr<bool> ParseGoBool(const std::string& value);
-
-// Go's %q rendering of a string (strconv.Quote): double quotes, backslash escapes for quotes,
-// backslashes, control characters and invalid UTF-8 bytes.
-std::string GoQuote(const std::string& s);
-
 // NewStaticPolicyOptions. Options are checked in name order (see the banner). Errors
 // (kInvalidArgument): the CheckPolicyOptionAvailable texts; `bad value for option "x":
-// <ParseGoBool error>`; `static policy options A and B can not be used at the same time`.
+// <GoParseBool error (util/go_strconv.h)>`; `static policy options A and B can not be used at the same time`.
 absl::StatusOr<StaticPolicyOptions> NewStaticPolicyOptions(
     const std::map<std::string, std::string>& options, const OptionGates& gates);
 

@@ -92,28 +92,6 @@ TEST(PolicyOptionsTest, GatesDecideAlphaAndBetaOptions) {
   EXPECT_FALSE(NewStaticPolicyOptions({{"distribute-cpus-across-cores", "false"}}, defaults).ok());
 }
 
-TEST(PolicyOptionsTest, ParseBoolAcceptsGoSpellings) {
-  for (const char* t : {"1", "t", "T", "TRUE", "true", "True"}) {
-    EXPECT_EQ(ParseGoBool(t).value_or(false), true) << t;
-  }
-  for (const char* f : {"0", "f", "F", "FALSE", "false", "False"}) {
-    EXPECT_EQ(ParseGoBool(f).value_or(true), false) << f;
-  }
-  for (const char* bad : {"", "yes", "tRUE", " true", "2", "on"}) {
-    EXPECT_FALSE(ParseGoBool(bad).ok()) << bad;
-  }
-  EXPECT_EQ(ParseGoBool("a\"b\n").status().message(),
-            "strconv.ParseBool: parsing \"a\\\"b\\n\": invalid syntax");
-}
-
-TEST(PolicyOptionsTest, GoQuoteEscapes) {
-  EXPECT_EQ(GoQuote("plain"), "\"plain\"");
-  EXPECT_EQ(GoQuote("tab\there"), "\"tab\\there\"");
-  EXPECT_EQ(GoQuote(std::string("\x01\xff", 2)), "\"\\x01\\xff\"");
-  EXPECT_EQ(GoQuote("back\\slash"), "\"back\\\\slash\"");
-  EXPECT_EQ(GoQuote("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
-}
-
 TEST(PolicyOptionsTest, AllOptionsParse) {
   auto got = NewStaticPolicyOptions({{"full-pcpus-only", "true"},
                                      {"align-by-socket", "1"},

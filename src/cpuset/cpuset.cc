@@ -1,43 +1,12 @@
 #include "cpuset/cpuset.h"
 
 #include <algorithm>
-#include <charconv>
-#include <limits>
 
 #include "fmt/format.h"
+#include "util/go_strconv.h"
 
 namespace podtopo {
 namespace {
-
-// Go's strconv.Atoi on a 64-bit platform: optional sign, then decimal digits only.
-absl::StatusOr<int64_t> GoAtoi(std::string_view s) {
-  auto syntax = [&] {
-    return absl::InvalidArgumentError(fmt::format("strconv.Atoi: parsing \"{}\": invalid syntax", s));
-  };
-  std::string_view digits = s;
-  bool negative = false;
-  if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) {
-    negative = digits[0] == '-';
-    digits.remove_prefix(1);
-  }
-  if (digits.empty()) return syntax();
-  uint64_t value = 0;
-  bool overflow = false;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return syntax();
-    if (value > (std::numeric_limits<uint64_t>::max() - 9) / 10) {
-      overflow = true;
-    } else {
-      value = value * 10 + static_cast<uint64_t>(c - '0');
-    }
-  }
-  uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
-  if (overflow || value > limit) {
-    return absl::InvalidArgumentError(
-        fmt::format("strconv.Atoi: parsing \"{}\": value out of range", s));
-  }
-  return negative ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);
-}
 
 absl::Status CheckId(int64_t id, std::string_view piece) {
   if (id < 0 || id > CpuSet::kMaxCpuId) {
@@ -94,7 +63,7 @@ absl::StatusOr<CpuSet> CpuSet::Parse(std::string_view text) {
       if (!last.ok()) return last.status();
       if (*first > *last) {
         return absl::InvalidArgumentError(
-            fmt::format("invalid range \"{}\" ({} > {})", piece, *first, *last));
+            fmt::format("invalid range {} ({} > {})", GoQuote(piece), *first, *last));
       }
       if (auto s = CheckId(*first, piece); !s.ok()) return s;
       if (auto s = CheckId(*last, piece); !s.ok()) return s;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "util/go_strconv.h"
 
 namespace podtopo::memorymanager {
 
@@ -25,27 +26,6 @@ Quantity GoQuantityAdd(const Quantity& a, const Quantity& b) {
   Quantity sum = a;
   sum.Add(b);
   return sum;
-}
-
-std::string GoQuote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20 || c >= 0x7f) {
-          out += fmt::format("\\x{:02x}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += "\"";
-  return out;
 }
 
 std::vector<std::string> ValidateReservedMemoryConfiguration(

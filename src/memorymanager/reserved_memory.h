@@ -92,8 +92,6 @@ ResourceList NodeAllocatableReservation(const ResourceList& capacity,
 std::optional<int64_t> QuantityAsInt64(const Quantity& q);
 // a + b with Go's Quantity.Add format rule: a zero `a` takes b's format.
 Quantity GoQuantityAdd(const Quantity& a, const Quantity& b);
-// Go's %q of a plain string (strconv.Quote for printable ASCII; other bytes escaped).
-std::string GoQuote(const std::string& s);
 
 }  // namespace podtopo::memorymanager
 

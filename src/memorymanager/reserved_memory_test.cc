@@ -157,11 +157,6 @@ TEST(QuantityAsInt64, WholeNumbersOnly) {
   EXPECT_EQ(QuantityAsInt64(Q("100E")), std::nullopt);  // 1e20 does not fit int64
 }
 
-TEST(GoQuote, QuotesLikeStrconvQuote) {
-  EXPECT_EQ(GoQuote("memory"), "\"memory\"");
-  EXPECT_EQ(GoQuote("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
-}
-
 TEST(NodeAllocatableReservation, SumsReservedAndHardEviction) {
   ResourceList capacity = {{"cpu", Q("8")}, {"memory", Q("16Gi")}, {"hugepages-2Mi", Q("0")}};
   ResourceList got = NodeAllocatableReservation(

@@ -55,10 +55,6 @@ absl::Status CheckPolicyOptionAvailable(const std::string& option, const PolicyO
 absl::StatusOr<PolicyOptions> NewPolicyOptions(const std::map<std::string, std::string>& options,
                                                const PolicyOptionGates& gates = {});
 
-// Go's strconv.Quote for the option names and values that appear in errors (exposed for tests
-// and other packages quoting the same way).
-std::string GoQuote(const std::string& s);
-
 }  // namespace podtopo::topologymanager
 
 #endif  // PODTOPO_TOPOLOGYMANAGER_POLICY_OPTIONS_H_

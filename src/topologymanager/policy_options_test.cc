@@ -72,13 +72,5 @@ TEST(PolicyOptionsTest, GaOptionsIgnoreGates) {
   EXPECT_TRUE(CheckPolicyOptionAvailable(kMaxAllowableNUMANodes, off).ok());
 }
 
-TEST(PolicyOptionsTest, GoQuote) {
-  EXPECT_EQ(GoQuote("abc"), "\"abc\"");
-  EXPECT_EQ(GoQuote("a\\b"), "\"a\\\\b\"");
-  EXPECT_EQ(GoQuote(std::string("\x01\x7f", 2)), "\"\\x01\\x7f\"");
-  EXPECT_EQ(GoQuote("\xc3\xa9"), "\"\xc3\xa9\"");  // valid UTF-8 kept
-  EXPECT_EQ(GoQuote("\xff"), "\"\\xff\"");
-}
-
 }  // namespace
 }  // namespace podtopo::topologymanager
