@@ -7,7 +7,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,7 +15,7 @@
 #include "absl/status/status.h"
 #include "fmt/format.h"
 #include "util/file.h"
-#include "yaml-cpp/eventhandler.h"
+#include "util/yaml_guard.h"
 #include "yaml-cpp/yaml.h"
 
 namespace podtopo {
@@ -963,49 +962,6 @@ absl::Status ParseDocument(const YAML::Node& doc, const std::string& source, siz
   return absl::OkStatus();
 }
 
-// Sees where each document starts. yaml-cpp 0.7's LoadAll loops forever, allocating a null
-// document per turn, when a document starts with a token it cannot place (a lone `,`:
-// jbeder/yaml-cpp#1040, fixed upstream in 0.8 by #1318/#1319). Parsing once with this
-// handler first finds such input: a document that starts where the previous one started
-// made no progress.
-class DocumentStarts : public YAML::EventHandler {
- public:
-  void OnDocumentStart(const YAML::Mark& mark) override { start_ = mark; }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-  const YAML::Mark& start() const { return start_; }
-
- private:
-  YAML::Mark start_;
-};
-
-std::string YamlErrorLocation(const YAML::Mark& mark);
-
-// Throws YAML::ParserException for malformed input, including input LoadAll cannot finish.
-void CheckYamlTerminates(const std::string& text) {
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  DocumentStarts starts;
-  int previous = -1;
-  size_t documents = 0;
-  while (parser.HandleNextDocument(starts)) {
-    if (starts.start().pos == previous || ++documents > text.size() + 1) {
-      throw YAML::ParserException(starts.start(), "unexpected character here (did a line start "
-                                                  "with ',' or another stray symbol?)");
-    }
-    previous = starts.start().pos;
-  }
-}
-
 std::string YamlErrorLocation(const YAML::Mark& mark) {
   if (mark.is_null()) return "";
   return fmt::format("line {}, column {}: ", mark.line + 1, mark.column + 1);
@@ -1031,7 +987,19 @@ absl::StatusOr<std::vector<Pod>> ParsePods(const std::string& yaml_text,
                                            const std::string& source_name) {
   std::vector<YAML::Node> documents;
   try {
-    CheckYamlTerminates(yaml_text);
+    // yaml-cpp 0.7's LoadAll never returns on some malformed input; scan it first.
+    const YamlDocumentScan scan = ScanYamlDocuments(yaml_text);
+    if (scan.error.has_value()) {
+      return absl::InvalidArgumentError(fmt::format("{}: {}malformed YAML: {}", source_name,
+                                                    YamlErrorLocation(scan.error->mark),
+                                                    scan.error->message));
+    }
+    if (scan.stuck) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: {}malformed YAML: unexpected character here (did a line start with "
+                      "',' or another stray symbol?)",
+                      source_name, YamlErrorLocation(scan.stuck_at)));
+    }
     documents = YAML::LoadAll(yaml_text);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(fmt::format("{}: {}malformed YAML: {}", source_name,

@@ -7,7 +7,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,7 +17,8 @@
 #include "config/feature_gates.h"
 #include "fmt/format.h"
 #include "util/file.h"
-#include "yaml-cpp/eventhandler.h"
+#include "util/go_strconv.h"
+#include "util/yaml_guard.h"
 #include "yaml-cpp/yaml.h"
 
 namespace podtopo::config {
@@ -183,28 +183,6 @@ constexpr std::string_view kEvictionSignals[] = {
 
 // ---------------------------------------------------------------------------------------
 // Go-flavoured text helpers.
-
-// strconv.Quote for ASCII; other bytes as \xNN (invalid UTF-8 is what Go escapes; valid
-// non-ASCII text is kept).
-std::string GoQuote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += fmt::format("\\x{:02x}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
 
 // fmt %v of map[string]string: map[a:1 b:2] (Go prints maps sorted by key).
 std::string GoMapString(const std::map<std::string, std::string>& m) {
@@ -796,53 +774,6 @@ void Decoder::UnknownField(const std::string& name, const YAML::Node& value,
   Add(Severity::kWarning, name, std::move(message), mark);
 }
 
-// Counts the documents of a YAML stream with yaml-cpp's event parser, stopping when a
-// document starts where the previous one did (the parser is stuck on a token it never
-// consumes) or after kMaxDocuments.
-struct DocumentScan {
-  int count = 0;
-  bool stuck = false;
-  YAML::Mark stuck_mark;
-  YAML::Mark second_document;
-};
-
-class DocumentStarts : public YAML::EventHandler {
- public:
-  YAML::Mark start;
-  void OnDocumentStart(const YAML::Mark& mark) override { start = mark; }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-};
-
-DocumentScan ScanDocuments(const std::string& text) {
-  constexpr int kMaxDocuments = 1000;
-  DocumentScan scan;
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  DocumentStarts handler;
-  int previous_pos = -1;
-  while (scan.count < kMaxDocuments && parser.HandleNextDocument(handler)) {
-    if (scan.count > 0 && handler.start.pos == previous_pos) {
-      scan.stuck = true;
-      scan.stuck_mark = handler.start;
-      break;
-    }
-    previous_pos = handler.start.pos;
-    ++scan.count;
-    if (scan.count == 2) scan.second_document = handler.start;
-  }
-  return scan;
-}
-
 // ---------------------------------------------------------------------------------------
 // Validation helpers.
 
@@ -851,33 +782,6 @@ struct Issue {
   std::string field;
   std::string message;
 };
-
-// Go strconv.ParseBool.
-std::optional<bool> ParseGoBool(std::string_view v) {
-  if (IsOneOf(v, {"1", "t", "T", "TRUE", "true", "True"})) return true;
-  if (IsOneOf(v, {"0", "f", "F", "FALSE", "false", "False"})) return false;
-  return std::nullopt;
-}
-
-// Go strconv.Atoi (decimal, optional sign, int64 range on 64-bit).
-std::optional<int64_t> ParseGoAtoi(std::string_view s) {
-  std::string_view p = s;
-  bool neg = false;
-  if (!p.empty() && (p[0] == '+' || p[0] == '-')) {
-    neg = p[0] == '-';
-    p.remove_prefix(1);
-  }
-  if (p.empty()) return std::nullopt;
-  uint64_t v = 0;
-  const uint64_t limit = neg ? (uint64_t{1} << 63) : uint64_t{std::numeric_limits<int64_t>::max()};
-  for (char c : p) {
-    if (c < '0' || c > '9') return std::nullopt;
-    uint64_t d = static_cast<uint64_t>(c - '0');
-    if (v > (limit - d) / 10) return std::nullopt;
-    v = v * 10 + d;
-  }
-  return neg ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
-}
 
 // pkg/kubelet/cm/cpumanager/policy_options.go.
 struct CpuOption {
@@ -925,12 +829,11 @@ std::optional<std::set<std::string>> CheckCpuOptions(const KubeletConfig& c,
                                      GoQuote(name))});
       return std::nullopt;
     }
-    std::optional<bool> b = ParseGoBool(value);
-    if (!b.has_value()) {
+    absl::StatusOr<bool> b = GoParseBool(value);
+    if (!b.ok()) {
       issues->push_back({Severity::kError, field,
-                         fmt::format("bad value for option {}: strconv.ParseBool: parsing {}: "
-                                     "invalid syntax",
-                                     GoQuote(name), GoQuote(value))});
+                         fmt::format("bad value for option {}: {}", GoQuote(name),
+                                     std::string(b.status().message()))});
       return std::nullopt;
     }
     if (*b) on.insert(name);
@@ -960,28 +863,18 @@ void CheckTopologyOptions(const KubeletConfig& c, std::vector<Issue>* issues) {
   for (const auto& [name, value] : c.topology_manager_policy_options) {
     const std::string field = "topologyManagerPolicyOptions." + name;
     if (name == "prefer-closest-numa-nodes") {
-      if (!ParseGoBool(value).has_value()) {
+      if (absl::StatusOr<bool> b = GoParseBool(value); !b.ok()) {
         issues->push_back({Severity::kError, field,
-                           fmt::format("bad value for option {}: strconv.ParseBool: parsing {}: "
-                                       "invalid syntax",
-                                       GoQuote(name), GoQuote(value))});
+                           fmt::format("bad value for option {}: {}", GoQuote(name),
+                                       std::string(b.status().message()))});
         return;
       }
     } else if (name == "max-allowable-numa-nodes") {
-      std::optional<int64_t> v = ParseGoAtoi(value);
-      if (!v.has_value()) {
-        // Atoi reports out-of-range numbers differently from malformed ones.
-        bool digits = !value.empty();
-        for (size_t i = (value[0] == '+' || value[0] == '-') ? 1 : 0; i < value.size(); ++i) {
-          if (value[i] < '0' || value[i] > '9') digits = false;
-        }
-        if (value == "+" || value == "-") digits = false;
-        issues->push_back(
-            {Severity::kError, field,
-             fmt::format("unable to convert policy option to integer {}: strconv.Atoi: parsing "
-                         "{}: {}",
-                         GoQuote(name), GoQuote(value),
-                         digits ? "value out of range" : "invalid syntax")});
+      absl::StatusOr<int64_t> v = GoAtoi(value);
+      if (!v.ok()) {
+        issues->push_back({Severity::kError, field,
+                           fmt::format("unable to convert policy option to integer {}: {}",
+                                       GoQuote(name), std::string(v.status().message()))});
         return;
       }
       if (*v < 8) {
@@ -1574,42 +1467,51 @@ ParsedKubeletConfig ParseKubeletConfig(std::string_view yaml, const std::string&
   };
 
   // yaml-cpp 0.7's LoadAll loops forever (allocating) on a stray ',' outside a flow
-  // collection, so documents are counted with the event parser, which stops when it makes no
-  // progress, and only the first document (all the kubelet reads) is loaded.
-  DocumentScan scan;
+  // collection, so documents are counted with the event parser (ScanYamlDocuments), which
+  // stops when it makes no progress, and only the first document (all the kubelet reads) is
+  // loaded.
+  constexpr size_t kMaxDocuments = 1000;
+  YamlDocumentScan scan;
   YAML::Node first;
   const std::string text(yaml);
+  auto syntax_error = [&](const YAML::Mark& mark, const std::string& message) {
+    add(Severity::kError, "", "YAML syntax error: " + message, mark.line >= 0 ? mark.line + 1 : 0,
+        mark.line >= 0 ? mark.column + 1 : 0);
+  };
   try {
-    scan = ScanDocuments(text);
+    scan = ScanYamlDocuments(text, kMaxDocuments);
+    if (scan.error.has_value()) {
+      syntax_error(scan.error->mark, scan.error->message);
+      return result;
+    }
     first = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    add(Severity::kError, "", "YAML syntax error: " + e.msg, e.mark.line >= 0 ? e.mark.line + 1 : 0,
-        e.mark.line >= 0 ? e.mark.column + 1 : 0);
+    syntax_error(e.mark, e.msg);
     return result;
   } catch (const std::exception& e) {
     add(Severity::kError, "", std::string("cannot read YAML: ") + e.what(), 0, 0);
     return result;
   }
   if (scan.stuck) {
-    const char c = scan.stuck_mark.pos >= 0 && static_cast<size_t>(scan.stuck_mark.pos) < text.size()
-                       ? text[static_cast<size_t>(scan.stuck_mark.pos)]
+    const char c = scan.stuck_at.pos >= 0 && static_cast<size_t>(scan.stuck_at.pos) < text.size()
+                       ? text[static_cast<size_t>(scan.stuck_at.pos)]
                        : ' ';
-    const bool fatal = scan.count <= 2 && (IsYamlNull(first) || !first.IsMap());
+    const bool fatal = scan.documents <= 2 && (IsYamlNull(first) || !first.IsMap());
     add(fatal ? Severity::kError : Severity::kWarning, "",
         fmt::format("YAML syntax error: unexpected {} here{}", GoQuote(std::string(1, c)),
                     fatal ? "" : " (after the first document, which is all the kubelet reads)"),
-        scan.stuck_mark.line + 1, scan.stuck_mark.column + 1);
+        scan.stuck_at.line + 1, scan.stuck_at.column + 1);
     if (fatal) return result;
   }
-  if (scan.count == 0 || IsYamlNull(first)) {
+  if (scan.documents == 0 || IsYamlNull(first)) {
     add(Severity::kError, "",
         "the file is empty: the kubelet refuses it (Object 'Kind' is missing)", 0, 0);
     return result;
   }
-  if (scan.count > 1 && !scan.stuck) {
+  if (scan.documents > 1 && !scan.stuck) {
     add(Severity::kWarning, "",
         fmt::format("the file holds {} YAML documents; the kubelet reads only the first",
-                    scan.count),
+                    scan.documents),
         scan.second_document.line >= 0 ? scan.second_document.line + 1 : 0, 1);
   }
   const YAML::Node& root = first;
