@@ -1,0 +1,1 @@
+// Anchor of the precompiled header shared by every test executable (see cmake/podtopo.cmake).
