@@ -12,18 +12,12 @@
 
 namespace podtopo::memorymanager {
 
-std::optional<int64_t> QuantityAsInt64(const Quantity& q) {
-  // The API server hands the kubelet canonical quantities, so Go's AsInt64 succeeds exactly for
-  // whole numbers within int64. Value() rounds up and saturates; equality with the original
-  // rules out both fractions and overflow.
-  int64_t v = q.Value();
-  if (Quantity::FromInt(v).Cmp(q) != 0) return std::nullopt;
-  return v;
-}
+std::optional<int64_t> QuantityAsInt64(const Quantity& q) { return q.AsInt64(); }
 
 Quantity GoQuantityAdd(const Quantity& a, const Quantity& b) {
-  if (a.IsZero()) return b;  // Go: a zero receiver takes the addend's format
-  Quantity sum = a;
+  // Go's Add: a zero receiver takes the addend's format; the cached text is dropped, so the
+  // sum prints canonically ("+1Gi" + 0 prints "1Gi").
+  Quantity sum = a.IsZero() ? Quantity::FromInt(0, b.format()) : a;
   sum.Add(b);
   return sum;
 }

@@ -150,9 +150,15 @@ TEST(ConvertReserved, RejectsFractionalQuantities) {
   EXPECT_EQ(got.status().message(), "could not covert a variable of type Quantity to int64");
 }
 
+TEST(GoQuantityAdd, SumsPrintCanonically) {
+  EXPECT_EQ(GoQuantityAdd(Quantity(), Q("+1Gi")).String(), "1Gi");
+  EXPECT_EQ(GoQuantityAdd(Quantity(), Q("1.441")).String(), "1441m");
+}
+
 TEST(QuantityAsInt64, WholeNumbersOnly) {
   EXPECT_EQ(QuantityAsInt64(Q("1Gi")), 1073741824);
-  EXPECT_EQ(QuantityAsInt64(Q("1000m")), 1);
+  // Go holds "1000m" as int64Amount{1000, -3}; AsInt64 refuses any negative scale.
+  EXPECT_EQ(QuantityAsInt64(Q("1000m")), std::nullopt);
   EXPECT_EQ(QuantityAsInt64(Q("1500m")), std::nullopt);
   EXPECT_EQ(QuantityAsInt64(Q("100E")), std::nullopt);  // 1e20 does not fit int64
 }
