@@ -94,17 +94,30 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
 
 namespace {
 
-// The managers as the Topology Manager's hint providers.
+using topologymanager::Operation;
+
+// The managers as the Topology Manager's hint providers, in the kubelet's registration order:
+// device manager, CPU Manager, Memory Manager.
 class DeviceProvider : public topologymanager::HintProvider {
  public:
   explicit DeviceProvider(Node::Impl& m) : m_(m) {}
-  ProviderHints GetTopologyHints(const Pod& pod, const Container& c,
-                                 topologymanager::Operation) override;
-  ProviderHints GetPodTopologyHints(const Pod& pod, topologymanager::Operation) override;
-  absl::Status Allocate(const Pod& pod, const Container& c, topologymanager::Operation) override;
+  ProviderHints GetTopologyHints(const Pod& pod, const Container& c, Operation) override {
+    return m_.devices.GetTopologyHints(pod, c);
+  }
+  ProviderHints GetPodTopologyHints(const Pod& pod, Operation) override {
+    return m_.devices.GetPodTopologyHints(pod);
+  }
+  absl::Status Allocate(const Pod& pod, const Container& c, Operation) override {
+    return m_.devices.Allocate(pod, c, m_.GetAffinity(pod.uid, c.name));
+  }
   // The kubelet's device manager defers pod-level device allocation to container start, where
   // it uses the same stored hint; podtopo allocates the devices here.
-  absl::Status AllocatePod(const Pod& pod, topologymanager::Operation op) override;
+  absl::Status AllocatePod(const Pod& pod, Operation op) override {
+    for (const Container* c : pod.InitAndAppContainers()) {
+      if (auto s = Allocate(pod, *c, op); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
 
  private:
   Node::Impl& m_;
@@ -113,11 +126,18 @@ class DeviceProvider : public topologymanager::HintProvider {
 class CpuProvider : public topologymanager::HintProvider {
  public:
   explicit CpuProvider(Node::Impl& m) : m_(m) {}
-  ProviderHints GetTopologyHints(const Pod& pod, const Container& c,
-                                 topologymanager::Operation) override;
-  ProviderHints GetPodTopologyHints(const Pod& pod, topologymanager::Operation) override;
-  absl::Status Allocate(const Pod& pod, const Container& c, topologymanager::Operation) override;
-  absl::Status AllocatePod(const Pod& pod, topologymanager::Operation) override;
+  ProviderHints GetTopologyHints(const Pod& pod, const Container& c, Operation) override {
+    return FromMap(m_.cpu->GetTopologyHints(m_.cpu_state, pod, c));
+  }
+  ProviderHints GetPodTopologyHints(const Pod& pod, Operation) override {
+    return FromMap(m_.cpu->GetPodTopologyHints(m_.cpu_state, pod));
+  }
+  absl::Status Allocate(const Pod& pod, const Container& c, Operation) override {
+    return m_.cpu->Allocate(m_.cpu_state, pod, c);
+  }
+  absl::Status AllocatePod(const Pod& pod, Operation) override {
+    return m_.cpu->AllocatePod(m_.cpu_state, pod);
+  }
 
  private:
   Node::Impl& m_;
@@ -126,11 +146,18 @@ class CpuProvider : public topologymanager::HintProvider {
 class MemoryProvider : public topologymanager::HintProvider {
  public:
   explicit MemoryProvider(Node::Impl& m) : m_(m) {}
-  ProviderHints GetTopologyHints(const Pod& pod, const Container& c,
-                                 topologymanager::Operation) override;
-  ProviderHints GetPodTopologyHints(const Pod& pod, topologymanager::Operation) override;
-  absl::Status Allocate(const Pod& pod, const Container& c, topologymanager::Operation) override;
-  absl::Status AllocatePod(const Pod& pod, topologymanager::Operation) override;
+  ProviderHints GetTopologyHints(const Pod& pod, const Container& c, Operation) override {
+    return FromOptionalMap(m_.memory->GetTopologyHints(m_.memory_state, pod, c));
+  }
+  ProviderHints GetPodTopologyHints(const Pod& pod, Operation) override {
+    return FromOptionalMap(m_.memory->GetPodTopologyHints(m_.memory_state, pod));
+  }
+  absl::Status Allocate(const Pod& pod, const Container& c, Operation) override {
+    return m_.memory->Allocate(m_.memory_state, pod, c);
+  }
+  absl::Status AllocatePod(const Pod& pod, Operation) override {
+    return m_.memory->AllocatePod(m_.memory_state, pod);
+  }
 
  private:
   Node::Impl& m_;
@@ -465,58 +492,6 @@ PodAllocation Node::Impl::View(const Pod& pod) const {
   return a;
 }
 
-
-namespace {
-
-ProviderHints DeviceProvider::GetTopologyHints(const Pod& pod, const Container& c,
-                                               topologymanager::Operation) {
-  return m_.devices.GetTopologyHints(pod, c);
-}
-ProviderHints DeviceProvider::GetPodTopologyHints(const Pod& pod, topologymanager::Operation) {
-  return m_.devices.GetPodTopologyHints(pod);
-}
-absl::Status DeviceProvider::Allocate(const Pod& pod, const Container& c,
-                                      topologymanager::Operation) {
-  return m_.devices.Allocate(pod, c, m_.GetAffinity(pod.uid, c.name));
-}
-absl::Status DeviceProvider::AllocatePod(const Pod& pod, topologymanager::Operation op) {
-  for (const Container* c : pod.InitAndAppContainers()) {
-    if (auto s = Allocate(pod, *c, op); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
-ProviderHints CpuProvider::GetTopologyHints(const Pod& pod, const Container& c,
-                                            topologymanager::Operation) {
-  return FromMap(m_.cpu->GetTopologyHints(m_.cpu_state, pod, c));
-}
-ProviderHints CpuProvider::GetPodTopologyHints(const Pod& pod, topologymanager::Operation) {
-  return FromMap(m_.cpu->GetPodTopologyHints(m_.cpu_state, pod));
-}
-absl::Status CpuProvider::Allocate(const Pod& pod, const Container& c,
-                                   topologymanager::Operation) {
-  return m_.cpu->Allocate(m_.cpu_state, pod, c);
-}
-absl::Status CpuProvider::AllocatePod(const Pod& pod, topologymanager::Operation) {
-  return m_.cpu->AllocatePod(m_.cpu_state, pod);
-}
-
-ProviderHints MemoryProvider::GetTopologyHints(const Pod& pod, const Container& c,
-                                               topologymanager::Operation) {
-  return FromOptionalMap(m_.memory->GetTopologyHints(m_.memory_state, pod, c));
-}
-ProviderHints MemoryProvider::GetPodTopologyHints(const Pod& pod, topologymanager::Operation) {
-  return FromOptionalMap(m_.memory->GetPodTopologyHints(m_.memory_state, pod));
-}
-absl::Status MemoryProvider::Allocate(const Pod& pod, const Container& c,
-                                      topologymanager::Operation) {
-  return m_.memory->Allocate(m_.memory_state, pod, c);
-}
-absl::Status MemoryProvider::AllocatePod(const Pod& pod, topologymanager::Operation) {
-  return m_.memory->AllocatePod(m_.memory_state, pod);
-}
-
-}  // namespace
 
 Node::Node(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Node::~Node() = default;
