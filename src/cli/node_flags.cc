@@ -110,7 +110,7 @@ void PrintAllocations(const std::vector<PodAllocation>& pods, const Node& node,
     EmitYaml(out, AdmissionJson(pods, pools));
     *ctx.out << out.c_str() << "\n";
   } else {
-    *ctx.out << RenderAdmissionTable(pods, pools);
+    *ctx.out << RenderAdmissionTable(pods, pools, format == "wide");
   }
 }
 

@@ -115,43 +115,50 @@ std::string RenderAdmissionJson(const std::vector<PodAllocation>& pods, const No
   return AdmissionJson(pods, node).dump(2) + "\n";
 }
 
-std::string RenderAdmissionTable(const std::vector<PodAllocation>& pods, const NodePools& node) {
+std::string RenderAdmissionTable(const std::vector<PodAllocation>& pods, const NodePools& node,
+                                 bool wide) {
   // Column widths adapt to the longest entry so that the table lines up at a glance.
+  constexpr int kCols = 7;
   struct Row {
-    std::string cols[6];
+    std::string cols[kCols];
   };
+  const int cols = wide ? kCols : kCols - 1;
   std::vector<Row> rows;
   rows.push_back({{"POD / CONTAINER", "STATUS", "QOS / KIND", "NUMA / ASSIGNMENT", "CPUS",
-                   "MEMORY"}});
+                   "MEMORY", "HINT / DEVICES"}});
   std::vector<std::string> notes;
   for (const auto& p : pods) {
     std::string status = p.admitted ? "Admitted" : "Rejected: " + p.reason;
     rows.push_back({{p.namespace_name + "/" + p.name, status, QosClassName(p.qos),
-                     FormatHint(p.topology_hint), Or(p.cpus.String()), FormatMemory(p.memory)}});
+                     FormatHint(p.topology_hint), Or(p.cpus.String()), FormatMemory(p.memory),
+                     ""}});
     for (const auto& c : p.containers) {
-      std::string mem = FormatMemory(c.memory);
+      std::string devices;
       for (const auto& [res, ids] : c.devices) {
         std::string list;
         for (const auto& id : ids) list += (list.empty() ? "" : ",") + id;
-        mem += fmt::format(" {}={}", res, list);
+        devices += fmt::format(" {}={}", res, list);
       }
+      std::string mem = FormatMemory(c.memory);
+      std::string last = FormatHint(c.topology_hint) + devices;
+      if (!wide) mem += devices;
       rows.push_back({{"  " + c.name, "", ContainerKindName(c.kind), c.assignment,
-                       Or(c.cpus.String()), mem}});
+                       Or(c.cpus.String()), mem, last}});
     }
     if (!p.admitted && !p.message.empty()) {
       notes.push_back(fmt::format("{}/{}: {}", p.namespace_name, p.name, p.message));
     }
   }
-  size_t width[6] = {0, 0, 0, 0, 0, 0};
+  size_t width[kCols] = {};
   for (const auto& r : rows) {
-    for (int i = 0; i < 6; ++i) width[i] = std::max(width[i], r.cols[i].size());
+    for (int i = 0; i < cols; ++i) width[i] = std::max(width[i], r.cols[i].size());
   }
   std::string out;
   for (const auto& r : rows) {
     std::string line;
-    for (int i = 0; i < 6; ++i) {
+    for (int i = 0; i < cols; ++i) {
       line += r.cols[i];
-      if (i < 5) line += std::string(width[i] - r.cols[i].size() + 2, ' ');
+      if (i < cols - 1) line += std::string(width[i] - r.cols[i].size() + 2, ' ');
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";

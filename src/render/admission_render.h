@@ -33,7 +33,9 @@ nlohmann::ordered_json AdmissionJson(const std::vector<PodAllocation>& pods,
                                      const NodePools& node);
 // Pretty-printed JSON text with a trailing newline.
 std::string RenderAdmissionJson(const std::vector<PodAllocation>& pods, const NodePools& node);
-std::string RenderAdmissionTable(const std::vector<PodAllocation>& pods, const NodePools& node);
+// `wide` adds each container's stored Topology Manager hint and its device ids.
+std::string RenderAdmissionTable(const std::vector<PodAllocation>& pods, const NodePools& node,
+                                 bool wide = false);
 
 // "2Gi", "1536Mi", "512" — exact binary units where the size divides evenly.
 std::string FormatBytes(uint64_t bytes);

@@ -74,6 +74,19 @@ TEST(AdmissionRenderTest, TableShowsVerdictsPoolsAndReasons) {
   EXPECT_NE(t.find("default (shared) cpuset 0-1"), std::string::npos);
 }
 
+TEST(AdmissionRenderTest, WideAddsContainerHints) {
+  PodAllocation p = Sample();
+  p.containers[1].topology_hint =
+      topologymanager::TopologyHint{topologymanager::BitMask::FromUint64(2), false};
+  p.containers[1].devices["example.com/gpu"] = {"gpu1"};
+  std::string narrow = RenderAdmissionTable({p}, {});
+  std::string wide = RenderAdmissionTable({p}, {}, /*wide=*/true);
+  EXPECT_EQ(narrow.find("HINT / DEVICES"), std::string::npos);
+  EXPECT_NE(narrow.find("example.com/gpu=gpu1"), std::string::npos);
+  EXPECT_NE(wide.find("HINT / DEVICES"), std::string::npos);
+  EXPECT_NE(wide.find("NUMA 1 example.com/gpu=gpu1"), std::string::npos);
+}
+
 TEST(AdmissionRenderTest, FormatBytesUsesExactBinaryUnits) {
   EXPECT_EQ(FormatBytes(0), "0");
   EXPECT_EQ(FormatBytes(512), "512");
