@@ -17,27 +17,6 @@ namespace {
 
 using namespace testutil;  // NOLINT
 
-struct VectorCase {
-  std::string name;
-  json data;
-};
-
-std::vector<VectorCase> CasesOf(const std::string& op) {
-  static const json all = testing::LoadVectors("memory_cases.json");
-  std::vector<VectorCase> out;
-  for (const json& c : all.at("cases")) {
-    if (c.at("op") != op) continue;
-    out.push_back(VectorCase{c.at("id").get<std::string>() + " " + c.at("test").get<std::string>() +
-                                 " " + c.at("description").get<std::string>(),
-                             c});
-  }
-  return out;
-}
-
-std::string ParamName(const ::testing::TestParamInfo<VectorCase>& info) {
-  return testing::TestName(info.param.name, info.index);
-}
-
 MemoryState StateFromCase(const json& c) {
   MemoryState state;
   state.machine_state = MachineStateFromJson(c.value("machine_state", json()));

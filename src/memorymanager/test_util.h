@@ -14,6 +14,7 @@
 #include "memorymanager/static_policy.h"
 #include "nlohmann/json.hpp"
 #include "resource/quantity.h"
+#include "testing/testing.h"
 
 namespace podtopo::memorymanager::testutil {
 
@@ -207,6 +208,30 @@ inline Pod PodLevelPod(const std::string& uid, const std::map<std::string, std::
   pod.init_containers = std::move(init);
   pod.containers = std::move(app);
   return pod;
+}
+
+// One case of ../shared/vectors/memory_cases.json, named "<id> <test> <description>".
+struct VectorCase {
+  std::string name;
+  json data;
+};
+
+// The cases whose "op" is `op`, in file order.
+inline std::vector<VectorCase> CasesOf(const std::string& op) {
+  static const json all = testing::LoadVectors("memory_cases.json");
+  std::vector<VectorCase> out;
+  for (const json& c : all.at("cases")) {
+    if (c.at("op") != op) continue;
+    out.push_back(VectorCase{c.at("id").get<std::string>() + " " + c.at("test").get<std::string>() +
+                                 " " + c.at("description").get<std::string>(),
+                             c});
+  }
+  return out;
+}
+
+// GoogleTest parameter names that keep the case's name.
+inline std::string ParamName(const ::testing::TestParamInfo<VectorCase>& info) {
+  return testing::TestName(info.param.name, info.index);
 }
 
 // Machine: `n` nodes with `memory_gib` GiB each (no hugepages) and 512Mi system-reserved each.
