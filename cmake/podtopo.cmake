@@ -1,12 +1,16 @@
-# podtopo_library(NAME SOURCES a.cc b.cc DEPS podtopo_cpuset absl::status ...)
+# podtopo_library(NAME [OUTSIDE_CORE] SOURCES a.cc b.cc DEPS podtopo_cpuset absl::status ...)
 # One static library per src/<domain> folder, named podtopo_<domain>. It is added to
-# podtopo_core, the bundle the CLI and server link.
+# podtopo_core, the bundle the CLI and server link, unless OUTSIDE_CORE is given: libraries
+# that link gRPC, talk to the network or write cgroups (server, client, CRI, cgroup, metrics)
+# sit on top of the core and are never part of it.
 function(podtopo_library name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "OUTSIDE_CORE" "" "SOURCES;DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
   target_include_directories(${name} PUBLIC ${CMAKE_SOURCE_DIR}/src)
   target_link_libraries(${name} PUBLIC absl::status absl::statusor fmt::fmt ${ARG_DEPS})
-  target_link_libraries(podtopo_core INTERFACE ${name})
+  if(NOT ARG_OUTSIDE_CORE)
+    target_link_libraries(podtopo_core INTERFACE ${name})
+  endif()
 endfunction()
 
 # podtopo_test(NAME SOURCES a_test.cc b_test.cc [LIBS podtopo_cpuset ...])
@@ -38,4 +42,29 @@ function(podtopo_test name)
   include(GoogleTest)
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
                        PROPERTIES TIMEOUT 300 LABELS unit)
+endfunction()
+
+# podtopo_grpc_proto(TARGET proto/dir/api.proto)
+# Generates C++ messages and gRPC stubs for one .proto file into the build tree (never the
+# source tree) and builds them as a static library TARGET. Includes are relative to proto/:
+# #include "podresources/v1/api.grpc.pb.h".
+function(podtopo_grpc_proto target proto)
+  get_filename_component(abs ${proto} ABSOLUTE)
+  file(RELATIVE_PATH rel ${PODTOPO_PROTO_ROOT} ${abs})
+  string(REGEX REPLACE "\\.proto$" "" stem ${rel})
+  set(out ${PODTOPO_PROTO_OUT})
+  set(srcs ${out}/${stem}.pb.cc ${out}/${stem}.grpc.pb.cc)
+  set(hdrs ${out}/${stem}.pb.h ${out}/${stem}.grpc.pb.h)
+  add_custom_command(
+    OUTPUT ${srcs} ${hdrs}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${out}
+    COMMAND protobuf::protoc -I ${PODTOPO_PROTO_ROOT} --cpp_out=${out} --grpc_out=${out}
+            --plugin=protoc-gen-grpc=$<TARGET_FILE:gRPC::grpc_cpp_plugin> ${abs}
+    DEPENDS ${abs} protobuf::protoc
+    COMMENT "protoc ${rel}")
+  add_library(${target} STATIC ${srcs})
+  # Generated code: do not hold it to our warning flags.
+  target_compile_options(${target} PRIVATE -w)
+  target_include_directories(${target} PUBLIC ${out})
+  target_link_libraries(${target} PUBLIC gRPC::grpc++ protobuf::libprotobuf)
 endfunction()

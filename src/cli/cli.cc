@@ -24,6 +24,11 @@ int Run(int argc, char** argv, std::ostream& out, std::ostream& err) {
   AddDebugCommands(app, ctx);
   AddAdmitCommands(app, ctx);
   AddDemoCommand(app, ctx);
+  AddExplainCommand(app, ctx);
+  AddLintCommand(app, ctx);
+  AddStateCommands(app, ctx);
+  AddServeCommand(app, ctx);
+  AddClientCommands(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

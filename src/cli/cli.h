@@ -41,6 +41,11 @@ void AddTopologyCommands(CLI::App& app, Context& ctx);
 void AddDebugCommands(CLI::App& app, Context& ctx);
 void AddAdmitCommands(CLI::App& app, Context& ctx);
 void AddDemoCommand(CLI::App& app, Context& ctx);
+void AddExplainCommand(CLI::App& app, Context& ctx);
+void AddLintCommand(CLI::App& app, Context& ctx);
+void AddStateCommands(CLI::App& app, Context& ctx);
+void AddServeCommand(CLI::App& app, Context& ctx);
+void AddClientCommands(CLI::App& app, Context& ctx);
 
 }  // namespace podtopo::cli
 
