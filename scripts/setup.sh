@@ -16,7 +16,7 @@ packages=(
   # third-party PodResources clients (Python grpcio; Node grpc-js and buf come from npm below)
   python3-grpcio python3-protobuf
   # pictures: headless Chromium renders the SVG in tests
-  chromium
+  chromium libpng-dev
   # a real container runtime for the end-to-end tests (a private containerd, started by tests)
   containerd runc busybox-static
 )
