@@ -70,6 +70,26 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   std::vector<std::unique_ptr<topologymanager::HintProvider>> providers;
   std::vector<Pod> admitted;  // admission order
   ResourceList allocatable;
+  // The trace of the admission in progress (null outside Admit).
+  AdmissionTrace* trace = nullptr;
+
+  // Starts a merge step of the trace (the first provider's hint call does it).
+  void BeginStep(const Pod& pod, const Container* container);
+  // Appends one provider's hints to the current merge step.
+  void RecordHints(const char* provider, const ProviderHints& hints) {
+    if (trace == nullptr || trace->merges.empty()) return;
+    trace->merges.back().providers.push_back({provider, hints});
+  }
+  // Records a provider's allocation error.
+  void RecordFailure(const char* provider, const Container* container, const absl::Status& s) {
+    if (trace == nullptr || s.ok() || trace->allocation_failure.has_value()) return;
+    AdmitResult r = GetPodAdmitResult(s);
+    trace->allocation_failure =
+        AllocationFailure{provider, container == nullptr ? "" : container->name, r.reason,
+                          std::string(s.message())};
+  }
+  std::vector<NumaSnapshot> Snapshot() const;
+  void FillTraceHeader(const Pod& pod, AdmissionTrace& t) const;
 
   TopologyHint GetAffinity(const std::string& pod_uid,
                            const std::string& container_name) const override {
@@ -102,13 +122,21 @@ class DeviceProvider : public topologymanager::HintProvider {
  public:
   explicit DeviceProvider(Node::Impl& m) : m_(m) {}
   ProviderHints GetTopologyHints(const Pod& pod, const Container& c, Operation) override {
-    return m_.devices.GetTopologyHints(pod, c);
+    m_.BeginStep(pod, &c);
+    ProviderHints h = m_.devices.GetTopologyHints(pod, c);
+    m_.RecordHints("devices", h);
+    return h;
   }
   ProviderHints GetPodTopologyHints(const Pod& pod, Operation) override {
-    return m_.devices.GetPodTopologyHints(pod);
+    m_.BeginStep(pod, nullptr);
+    ProviderHints h = m_.devices.GetPodTopologyHints(pod);
+    m_.RecordHints("devices", h);
+    return h;
   }
   absl::Status Allocate(const Pod& pod, const Container& c, Operation) override {
-    return m_.devices.Allocate(pod, c, m_.GetAffinity(pod.uid, c.name));
+    absl::Status s = m_.devices.Allocate(pod, c, m_.GetAffinity(pod.uid, c.name));
+    m_.RecordFailure("devices", &c, s);
+    return s;
   }
   // The kubelet's device manager defers pod-level device allocation to container start, where
   // it uses the same stored hint; podtopo allocates the devices here.
@@ -127,16 +155,24 @@ class CpuProvider : public topologymanager::HintProvider {
  public:
   explicit CpuProvider(Node::Impl& m) : m_(m) {}
   ProviderHints GetTopologyHints(const Pod& pod, const Container& c, Operation) override {
-    return FromMap(m_.cpu->GetTopologyHints(m_.cpu_state, pod, c));
+    ProviderHints h = FromMap(m_.cpu->GetTopologyHints(m_.cpu_state, pod, c));
+    m_.RecordHints("cpu", h);
+    return h;
   }
   ProviderHints GetPodTopologyHints(const Pod& pod, Operation) override {
-    return FromMap(m_.cpu->GetPodTopologyHints(m_.cpu_state, pod));
+    ProviderHints h = FromMap(m_.cpu->GetPodTopologyHints(m_.cpu_state, pod));
+    m_.RecordHints("cpu", h);
+    return h;
   }
   absl::Status Allocate(const Pod& pod, const Container& c, Operation) override {
-    return m_.cpu->Allocate(m_.cpu_state, pod, c);
+    absl::Status s = m_.cpu->Allocate(m_.cpu_state, pod, c);
+    m_.RecordFailure("cpu", &c, s);
+    return s;
   }
   absl::Status AllocatePod(const Pod& pod, Operation) override {
-    return m_.cpu->AllocatePod(m_.cpu_state, pod);
+    absl::Status s = m_.cpu->AllocatePod(m_.cpu_state, pod);
+    m_.RecordFailure("cpu", nullptr, s);
+    return s;
   }
 
  private:
@@ -147,16 +183,24 @@ class MemoryProvider : public topologymanager::HintProvider {
  public:
   explicit MemoryProvider(Node::Impl& m) : m_(m) {}
   ProviderHints GetTopologyHints(const Pod& pod, const Container& c, Operation) override {
-    return FromOptionalMap(m_.memory->GetTopologyHints(m_.memory_state, pod, c));
+    ProviderHints h = FromOptionalMap(m_.memory->GetTopologyHints(m_.memory_state, pod, c));
+    m_.RecordHints("memory", h);
+    return h;
   }
   ProviderHints GetPodTopologyHints(const Pod& pod, Operation) override {
-    return FromOptionalMap(m_.memory->GetPodTopologyHints(m_.memory_state, pod));
+    ProviderHints h = FromOptionalMap(m_.memory->GetPodTopologyHints(m_.memory_state, pod));
+    m_.RecordHints("memory", h);
+    return h;
   }
   absl::Status Allocate(const Pod& pod, const Container& c, Operation) override {
-    return m_.memory->Allocate(m_.memory_state, pod, c);
+    absl::Status s = m_.memory->Allocate(m_.memory_state, pod, c);
+    m_.RecordFailure("memory", &c, s);
+    return s;
   }
   absl::Status AllocatePod(const Pod& pod, Operation) override {
-    return m_.memory->AllocatePod(m_.memory_state, pod);
+    absl::Status s = m_.memory->AllocatePod(m_.memory_state, pod);
+    m_.RecordFailure("memory", nullptr, s);
+    return s;
   }
 
  private:
@@ -371,7 +415,7 @@ absl::Status Node::Impl::Restore() {
 
 absl::Status Node::Impl::Save() const {
   const std::string& dir = options.state_dir;
-  if (dir.empty()) return absl::OkStatus();
+  if (dir.empty() || options.read_only) return absl::OkStatus();
   // The none policies keep an empty checkpoint naming themselves, as the kubelet's do.
   {
     checkpoint::CpuWriteOptions wo;
@@ -414,8 +458,111 @@ absl::Status Node::Impl::Save() const {
 std::optional<AdmitResult> Node::Impl::CheckFit(const Pod& pod) const {
   std::vector<const Pod*> others;
   for (const auto& p : admitted) others.push_back(&p);
-  return CheckNodeFit(pod, others, allocatable, pod_level_resources,
-                      110);
+  NodeFitShortage shortage;
+  std::optional<AdmitResult> r =
+      CheckNodeFit(pod, others, allocatable, pod_level_resources, 110, &shortage);
+  if (r.has_value() && trace != nullptr) trace->node_fit = shortage;
+  return r;
+}
+
+std::vector<NumaSnapshot> Node::Impl::Snapshot() const {
+  std::vector<int> ids = topology.NumaIds();
+  if (ids.empty()) ids = topology.cpus.NumaNodes();
+  CpuSet allocatable_cpus = cpu != nullptr ? cpu->GetAllocatableCpus() : topology.cpus.AllCpus();
+  CpuSet free_cpus = cpu != nullptr ? cpu->GetAvailableCpus(cpu_state) : topology.cpus.AllCpus();
+  std::map<std::string, std::set<std::string>> used_devices = devices.AllocatedDevices();
+  std::vector<NumaSnapshot> out;
+  for (int id : ids) {
+    NumaSnapshot n;
+    n.id = id;
+    CpuSet in_numa = topology.cpus.CpusInNumas({id});
+    n.cpus_allocatable = in_numa.IntersectionSize(allocatable_cpus);
+    n.cpus_free = in_numa.IntersectionSize(free_cpus);
+    if (memory.has_value()) {
+      if (auto it = memory_state.machine_state.find(id); it != memory_state.machine_state.end()) {
+        for (const auto& [type, t] : it->second.memory_map) {
+          n.memory_allocatable[type] = t.allocatable;
+          n.memory_free[type] = t.free;
+        }
+        n.memory_assignments = it->second.number_of_assignments;
+        if (it->second.cells.size() > 1) n.memory_group = it->second.cells;
+      }
+    }
+    for (const Device& d : devices.AllDevices()) {
+      if (d.numa != id) continue;
+      ++n.devices_total[d.resource];
+      auto u = used_devices.find(d.resource);
+      if (u == used_devices.end() || !u->second.count(d.id)) ++n.devices_free[d.resource];
+      else n.devices_free.try_emplace(d.resource, 0);
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+void Node::Impl::BeginStep(const Pod& pod, const Container* container) {
+  if (trace == nullptr) return;
+  MergeStep step;
+  step.container = container == nullptr ? "" : container->name;
+  if (cpu != nullptr) {
+    step.cpu_request = container == nullptr ? cpu->PodGuaranteedCpus(pod)
+                                             : cpu->GuaranteedCpus(pod, *container);
+    step.cpu_reusable = cpu->CpusToReuse(pod.uid).Size();
+  }
+  if (memory.has_value()) {
+    auto req = container == nullptr
+                   ? memorymanager::GetPodRequestedResources(pod, pod_level_managers)
+                   : memorymanager::GetContainerRequestedResources(pod, *container,
+                                                                   pod_level_managers);
+    if (req.ok()) step.memory_request = *req;
+  }
+  auto add_devices = [&](const Container& c) {
+    for (const auto& [name, q] : c.resources.requests) {
+      if (devices.IsDevicePluginResource(name)) step.device_request[name] += q.Value();
+    }
+  };
+  if (container != nullptr) {
+    add_devices(*container);
+  } else {
+    for (const Container* c : pod.InitAndAppContainers()) add_devices(*c);
+  }
+  step.numa = Snapshot();
+  trace->merges.push_back(std::move(step));
+}
+
+void Node::Impl::FillTraceHeader(const Pod& pod, AdmissionTrace& t) const {
+  t.pod = pod;
+  t.topology_policy = config.topology_manager_policy;
+  t.scope = tm->scope_name();
+  t.cpu_policy = config.cpu_manager_policy;
+  t.memory_policy = config.memory_manager_policy;
+  t.cpu_policy_options = config.cpu_manager_policy_options;
+  t.pod_level_resources_gate = pod_level_resources;
+  t.pod_level_managers_gate = pod_level_managers;
+  t.pod_level_path = t.scope == topologymanager::kScopePod && pod_level_managers &&
+                     pod_level_resources && pod.HasPodLevelResources();
+  t.cpus_per_core = std::max(1, topology.cpus.CpusPerCore());
+  t.numa_ids = topology.NumaIds();
+  if (t.numa_ids.empty()) t.numa_ids = topology.cpus.NumaNodes();
+  if (cpu != nullptr) {
+    t.pod_cpus = cpu->PodGuaranteedCpus(pod);
+    for (const Container* c : pod.InitAndAppContainers()) {
+      t.container_cpus[c->name] = cpu->GuaranteedCpus(pod, *c);
+    }
+    if (pod_level_managers && pod_level_resources && pod.HasPodLevelResources()) {
+      absl::Status v = cpu->ValidatePodScopeResources(pod);
+      if (!v.ok()) t.cpu_shared_pool_error = std::string(v.message());
+    }
+  }
+  if (memory.has_value()) {
+    if (auto r = memorymanager::GetPodRequestedResources(pod, pod_level_managers); r.ok()) {
+      t.pod_memory = *r;
+    }
+    for (const Container* c : pod.InitAndAppContainers()) {
+      auto r = memorymanager::GetContainerRequestedResources(pod, *c, pod_level_managers);
+      if (r.ok() && !r->empty()) t.container_memory[c->name] = *r;
+    }
+  }
 }
 
 std::map<std::string, TopologyHint> Node::Impl::StoredHints(const Pod& pod) const {
@@ -518,17 +665,31 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
     }
     return m.View(*existing);
   }
+  auto trace = std::make_shared<AdmissionTrace>();
+  m.FillTraceHeader(pod, *trace);
+  m.trace = trace.get();
+  struct TraceReset {
+    Node::Impl& m;
+    ~TraceReset() { m.trace = nullptr; }
+  } reset{m};
   PodAllocation rejected;
   rejected.namespace_name = pod.namespace_name;
   rejected.name = pod.name;
   rejected.uid = pod.uid;
   rejected.qos = GetPodQos(pod, m.pod_level_resources);
+  rejected.trace = trace;
   if (auto fit = m.CheckFit(pod); fit.has_value()) {
     rejected.reason = fit->reason;
     rejected.message = kRejectedPrefix + fit->message;
     return rejected;
   }
   AdmitResult r = m.tm->Admit(pod);
+  // The merged hint of every step, also for a rejection: the policy's Merge on the same hints.
+  for (MergeStep& step : trace->merges) {
+    ProvidersHints hints;
+    for (const auto& p : step.providers) hints.push_back(p.hints);
+    step.result = m.tm->policy().Merge(hints);
+  }
   if (!r.admit) {
     m.Release(pod);
     rejected.reason = r.reason;
@@ -537,7 +698,9 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
   }
   m.admitted.push_back(pod);
   if (auto s = m.Save(); !s.ok()) return s;
-  return m.View(pod);
+  PodAllocation admitted = m.View(pod);
+  admitted.trace = trace;
+  return admitted;
 }
 
 absl::StatusOr<PodAllocation> Node::Remove(const std::string& namespace_name,
@@ -555,7 +718,7 @@ absl::StatusOr<PodAllocation> Node::Remove(const std::string& namespace_name,
   m.admitted.erase(it);
   // The record goes first: a crash after it leaves stale checkpoint entries, which the next
   // start releases; never a recorded pod without its allocation.
-  if (!m.options.state_dir.empty()) {
+  if (!m.options.state_dir.empty() && !m.options.read_only) {
     std::vector<PodRecordEntry> record;
     // Save() writes the record last; here it must come first.
     for (const auto& p : m.admitted) {

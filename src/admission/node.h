@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "admission/trace.h"
 #include "api/pod.h"
 #include "config/kubelet_config.h"
 #include "cpuset/cpuset.h"
@@ -71,6 +72,10 @@ struct PodAllocation {
   CpuSet cpus;                          // pod-level bubble (pod scope with pod-level resources)
   std::vector<MemoryBlockView> memory;  // pod-level memory blocks
   std::vector<ContainerAllocation> containers;
+  // What this admission saw and decided (admission/trace.h); set by Admit for a pod it ran
+  // through the pipeline, null for pods reported as already admitted and for AdmittedPods().
+  // Not part of any existing output (table, json, yaml); `-o wide` and `explain` show it.
+  std::shared_ptr<const AdmissionTrace> trace;
 };
 
 class Node {
@@ -78,6 +83,8 @@ class Node {
   struct Options {
     // Where cpu_manager_state, memory_manager_state and podtopo_pods.json live; "" = in memory.
     std::string state_dir;
+    // Reads the state dir but never writes it (`podtopo explain`: what admit WOULD do).
+    bool read_only = false;
   };
 
   // Builds the managers from the kubelet configuration (validated here as the kubelet does at
@@ -90,7 +97,8 @@ class Node {
 
   // Admits `pod` as a kubelet receiving it. A pod already admitted (same namespace/name and
   // uid) is reported as it is, unchanged. A rejected pod leaves no state behind. With a state
-  // dir the new state is written before returning; a write failure is returned as an error.
+  // dir the new state is written before returning (not with Options::read_only); a write
+  // failure is returned as an error. The result carries the admission's trace.
   absl::StatusOr<PodAllocation> Admit(const Pod& pod);
 
   // Releases the pod's containers (kNotFound for an unknown pod).

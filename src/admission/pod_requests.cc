@@ -57,9 +57,11 @@ ResourceList NodeAllocatable(const NodeTopology& topology, const config::Kubelet
 
 std::optional<AdmitResult> CheckNodeFit(const Pod& pod, const std::vector<const Pod*>& admitted,
                                         const ResourceList& allocatable,
-                                        bool pod_level_resources, int max_pods) {
-  auto insufficient = [](const std::string& name, int64_t requested, int64_t used,
-                         int64_t capacity) {
+                                        bool pod_level_resources, int max_pods,
+                                        NodeFitShortage* shortage) {
+  auto insufficient = [shortage](const std::string& name, int64_t requested, int64_t used,
+                                 int64_t capacity) {
+    if (shortage != nullptr) *shortage = NodeFitShortage{name, requested, used, capacity};
     return AdmitResult{false, "OutOf" + name,
                        fmt::format("Node didn't have enough resource: {}, requested: {}, used: "
                                    "{}, capacity: {}",

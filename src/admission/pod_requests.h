@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "admission/admission_error.h"
+#include "admission/trace.h"
 #include "api/pod.h"
 #include "config/kubelet_config.h"
 #include "topology/node_topology.h"
@@ -27,10 +28,11 @@ ResourceList NodeCapacity(const NodeTopology& topology);
 ResourceList NodeAllocatable(const NodeTopology& topology, const config::KubeletConfig& config);
 
 // The node-fit check over PodRequests (api/pod.h). nullopt when the pod fits; else the
-// rejection.
+// rejection, and `shortage` (when non-null) gets the numbers of the message.
 std::optional<AdmitResult> CheckNodeFit(const Pod& pod, const std::vector<const Pod*>& admitted,
                                         const ResourceList& allocatable,
-                                        bool pod_level_resources, int max_pods);
+                                        bool pod_level_resources, int max_pods,
+                                        NodeFitShortage* shortage = nullptr);
 
 }  // namespace podtopo
 
