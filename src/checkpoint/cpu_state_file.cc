@@ -680,3 +680,126 @@ absl::Status WriteCpuCheckpointFile(const std::string& path, const CpuCheckpoint
 }
 
 }  // namespace podtopo::checkpoint
+
+// ---------------------------------------------------------------------------------------
+// Inspection.
+
+namespace podtopo::checkpoint {
+
+ChecksumReport InspectCpuCheckpoint(std::string_view contents, bool pod_level_resource_managers) {
+  ChecksumReport r;
+  V4Wire v4;
+  absl::Status err = UnmarshalAndVerifyV4(contents, v4);
+  if (err.ok()) {
+    r.version = 4;
+    r.policy_name = v4.checkpoint_data.policy_name;
+    r.algorithm = fmt::format(
+        "V4 (kubelet 1.37): dataChecksum {} = FNV-1a-32 of \"(string)\"+data; the inline "
+        "checksum {} is not verified by 1.37",
+        v4.data_checksum, v4.inline_part.checksum);
+    return r;
+  }
+  if (!v4.data.empty() || v4.data_checksum != 0) {
+    r.error = Prefix("could not load v4 checkpoint: ", err);
+    if (err.message() == "checkpoint is corrupted") {
+      r.algorithm = fmt::format(
+          "V4 (kubelet 1.37): dataChecksum {} in the file, but FNV-1a-32 of \"(string)\"+data "
+          "is {}",
+          v4.data_checksum, DataChecksum(v4.data));
+    } else {
+      r.algorithm = "V4 (kubelet 1.37): the file or its data field does not decode";
+    }
+    return r;
+  }
+
+  V3Wire v3;
+  absl::Status err3 = UnmarshalV3(contents, v3);
+  if (err3.ok()) {
+    std::string dump = SpewV3Wire("CPUManagerCheckpointV3", v3);
+    if (v3.checksum == Fnv1a32(dump)) {
+      r.version = 3;
+      r.policy_name = v3.policy_name;
+      r.algorithm = fmt::format(
+          "V3 (kubelet 1.36, PodLevelResourceManagers on): checksum {} = FNV-1a-32 of the spew "
+          "dump named CPUManagerCheckpointV3",
+          v3.checksum);
+      return r;
+    }
+    if (v3.checksum == LegacyChecksum(dump, "CPUManagerCheckpointV3", kLegacyName)) {
+      r.version = 3;
+      r.policy_name = v3.policy_name;
+      r.algorithm = fmt::format(
+          "V3 (kubelet 1.36, PodLevelResourceManagers on): checksum {} = FNV-1a-32 of the spew "
+          "dump named CPUManagerCheckpoint",
+          v3.checksum);
+      return r;
+    }
+  }
+
+  V2Wire v2;
+  absl::Status err2 = UnmarshalV2(contents, v2);
+  if (err2.ok()) {
+    std::string dump = SpewV2Wire("CPUManagerCheckpointV2", v2);
+    uint64_t legacy = LegacyChecksum(dump, "CPUManagerCheckpointV2", kLegacyName);
+    if (v2.checksum == 0 || v2.checksum == legacy ||
+        (!pod_level_resource_managers && v2.checksum == Fnv1a32(dump))) {
+      r.version = 2;
+      r.policy_name = v2.policy_name;
+      if (v2.checksum == 0) {
+        r.algorithm = "V2 (kubelet 1.18-1.36): checksum 0, accepted without verification";
+      } else if (v2.checksum == legacy) {
+        r.algorithm = fmt::format(
+            "V2 (kubelet 1.18-1.36): checksum {} = FNV-1a-32 of the spew dump named "
+            "CPUManagerCheckpoint",
+            v2.checksum);
+      } else {
+        r.algorithm = fmt::format(
+            "V2 (kubelet 1.36): checksum {} = FNV-1a-32 of the spew dump named "
+            "CPUManagerCheckpointV2 (accepted only while PodLevelResourceManagers is off)",
+            v2.checksum);
+      }
+      if (err3.ok() && v3.pod_entries && !v3.pod_entries->empty()) {
+        r.algorithm += "; its podEntries are not covered by a valid V3 checksum and are dropped";
+      }
+      return r;
+    }
+    r.error = Corrupted();
+    std::string expected = fmt::format(
+        "checksum {} in the file; V2 (CPUManagerCheckpoint) expects {}", v2.checksum, legacy);
+    if (err3.ok() && v3.pod_entries && !v3.pod_entries->empty()) {
+      expected += fmt::format(", V3 (CPUManagerCheckpoint) expects {}",
+                              LegacyChecksum(SpewV3Wire("CPUManagerCheckpointV3", v3),
+                                             "CPUManagerCheckpointV3", kLegacyName));
+    }
+    r.algorithm = expected;
+  } else {
+    r.error = err2;
+    r.algorithm = "no format decodes";
+  }
+  // V1: what <= 1.35 kubelets still read.
+  V1Wire v1;
+  if (UnmarshalV1(contents, v1).ok() && VerifyV1(v1) &&
+      (v1.checksum != 0 || (v1.entries && !v1.entries->empty()))) {
+    r.version = 1;
+    r.policy_name = v1.policy_name;
+    r.algorithm = fmt::format(
+        "V1 (kubelet <= 1.17): checksum {} = FNV-1a-32 of the spew dump with entries keyed by "
+        "container ID; kubelet 1.37 does not read V1",
+        v1.checksum);
+  }
+  return r;
+}
+
+absl::StatusOr<CpuCheckpointV1> DecodeCpuCheckpointV1(std::string_view contents) {
+  V1Wire v1;
+  PODTOPO_RETURN_IF_ERROR(UnmarshalV1(contents, v1));
+  if (!VerifyV1(v1)) return absl::InvalidArgumentError("checkpoint is corrupted");
+  CpuCheckpointV1 out;
+  out.policy_name = v1.policy_name;
+  out.default_cpu_set = v1.default_cpu_set;
+  if (v1.entries) out.entries = *v1.entries;
+  out.checksum = v1.checksum;
+  return out;
+}
+
+}  // namespace podtopo::checkpoint

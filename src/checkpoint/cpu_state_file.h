@@ -121,6 +121,37 @@ absl::StatusOr<std::string> SpewCpuV3(std::string_view type_name, const CpuCheck
 absl::StatusOr<std::string> MarshalCpuCheckpointData(const CpuCheckpoint& cp,
                                                      bool with_pod_entries);
 
+// ---- Inspection (podtopo state check / repair). ----------------------------------------
+// How a checkpoint's bytes fare in the kubelet's load chain, independent of the configured
+// policy: which format's checks they pass and with which checksum algorithm.
+struct ChecksumReport {
+  // The format that loads, in the v1.37 order (CPU: 4, 3, 2; memory: 3, 2, 1). For CPU, 1
+  // means a verifiable V1 file, which v1.37 does NOT load (error is then set too). 0 = none.
+  int version = 0;
+  std::string policy_name;  // the policyName of the format that loaded ("" when none)
+  // How the checksum verified (or, on failure, what each format expected), in words:
+  // "V4: dataChecksum 657950972 = FNV-1a-32 of \"(string)\"+data (inline checksum 0 not verified)".
+  std::string algorithm;
+  // The kubelet's unwrapped load error ("checkpoint is corrupted", a JSON error, "could not
+  // load v4 checkpoint: ..."); OK when the chain loads.
+  absl::Status error;
+};
+
+// The load chain of RestoreCpuCheckpoint without restoreState's checks.
+ChecksumReport InspectCpuCheckpoint(std::string_view contents, bool pod_level_resource_managers);
+
+// A V1 checkpoint (kubelet <= 1.17): entries are keyed by container ID.
+struct CpuCheckpointV1 {
+  std::string policy_name;
+  std::string default_cpu_set;
+  std::map<std::string, std::string> entries;  // container ID -> cpuset
+  uint64_t checksum = 0;
+};
+
+// Decodes `contents` as V1 and verifies its checksum as the <= 1.35 kubelets did (0 accepted).
+// Errors (kInvalidArgument): the JSON error, or "checkpoint is corrupted".
+absl::StatusOr<CpuCheckpointV1> DecodeCpuCheckpointV1(std::string_view contents);
+
 }  // namespace podtopo::checkpoint
 
 #endif  // PODTOPO_CHECKPOINT_CPU_STATE_FILE_H_

@@ -793,3 +793,82 @@ absl::Status WriteMemoryCheckpointFile(const std::string& path, const MemoryChec
 }
 
 }  // namespace podtopo::checkpoint
+
+// ---------------------------------------------------------------------------------------
+// Inspection.
+
+namespace podtopo::checkpoint {
+
+ChecksumReport InspectMemoryCheckpoint(std::string_view contents) {
+  ChecksumReport r;
+  V3Wire v3;
+  absl::Status err = UnmarshalAndVerifyV3(contents, v3);
+  if (err.ok()) {
+    r.version = 3;
+    r.policy_name = v3.checkpoint_data.policy_name;
+    r.algorithm = fmt::format(
+        "V3 (kubelet 1.37): dataChecksum {} = FNV-1a-32 of \"(string)\"+data; the inline V1 "
+        "checksum {} is not verified by 1.37",
+        v3.data_checksum, v3.inline_part.checksum);
+    return r;
+  }
+  if (!v3.data.empty() || v3.data_checksum != 0) {
+    r.error = Prefix("could not load v3 checkpoint: ", err);
+    if (err.message() == "checkpoint is corrupted") {
+      r.algorithm = fmt::format(
+          "V3 (kubelet 1.37): dataChecksum {} in the file, but FNV-1a-32 of \"(string)\"+data "
+          "is {}",
+          v3.data_checksum, DataChecksum(v3.data));
+    } else {
+      r.algorithm = "V3 (kubelet 1.37): the file or its data field does not decode";
+    }
+    return r;
+  }
+  V2Wire v2;
+  absl::Status err2 = UnmarshalV2(contents, v2);
+  uint64_t v2_expected = 0;
+  if (err2.ok()) {
+    v2_expected = V2LegacyChecksum(v2);
+    if (v2.checksum == v2_expected) {
+      r.version = 2;
+      r.policy_name = v2.policy_name;
+      r.algorithm = fmt::format(
+          "V2 (kubelet 1.36, PodLevelResourceManagers on): checksum {} = FNV-1a-32 of the spew "
+          "dump named MemoryManagerCheckpoint",
+          v2.checksum);
+      return r;
+    }
+  }
+  V1Wire v1;
+  absl::Status err1 = UnmarshalV1(contents, v1);
+  if (err1.ok()) {
+    uint64_t v1_expected = V1LegacyChecksum(v1);
+    if (v1.checksum == 0 || v1.checksum == v1_expected) {
+      r.version = 1;
+      r.policy_name = v1.policy_name;
+      r.algorithm =
+          v1.checksum == 0
+              ? std::string("V1 (kubelet <= 1.35): checksum 0, accepted without verification")
+              : fmt::format(
+                    "V1 (kubelet <= 1.35): checksum {} = FNV-1a-32 of the spew dump named "
+                    "MemoryManagerCheckpoint",
+                    v1.checksum);
+      if (err2.ok() && v2.pod_entries && !v2.pod_entries->empty()) {
+        r.algorithm += "; its podEntries are not covered by a valid V2 checksum and are dropped";
+      }
+      return r;
+    }
+    r.error = Corrupted();
+    r.algorithm = fmt::format("checksum {} in the file; V1 (MemoryManagerCheckpoint) expects {}",
+                              v1.checksum, v1_expected);
+    if (err2.ok() && v2.pod_entries && !v2.pod_entries->empty()) {
+      r.algorithm += fmt::format(", V2 expects {}", v2_expected);
+    }
+    return r;
+  }
+  r.error = err1;
+  r.algorithm = "no format decodes";
+  return r;
+}
+
+}  // namespace podtopo::checkpoint

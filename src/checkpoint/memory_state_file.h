@@ -50,6 +50,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "checkpoint/cpu_state_file.h"
 
 namespace podtopo::checkpoint {
 
@@ -135,6 +136,11 @@ std::string SpewMemoryV2(std::string_view type_name, const MemoryCheckpoint& cp)
 
 // The JSON text of V3's `data` for `cp`.
 std::string MarshalMemoryCheckpointData(const MemoryCheckpoint& cp, bool with_pod_entries);
+
+// ---- Inspection (podtopo state check / repair). ----------------------------------------
+// The load chain of RestoreMemoryCheckpoint without restoreState's policy check
+// (ChecksumReport is declared in cpu_state_file.h; version is 3, 2 or 1, 0 when none loads).
+ChecksumReport InspectMemoryCheckpoint(std::string_view contents);
 
 }  // namespace podtopo::checkpoint
 
