@@ -1,0 +1,382 @@
+"""Test helpers for podtopo's end-to-end tests on a private containerd.
+
+Everything lives under one private directory (RUN): containerd's root, state, socket, config,
+runc root, logs and the busybox OCI image built from busybox-static's /bin/busybox. Teardown
+removes everything a test can leave behind: processes by PID (containerd, shims, container
+processes found in our cgroups), mounts under RUN (deepest first), the pod cgroup directories
+runc leaves under every /sys/fs/cgroup/*/<cgroup root>, shim sockets, and files.
+
+    env = PrivateContainerd.create(cgroup_root="podtopo-e2e-123")  # raises Skip with a reason
+    env.start(); env.import_image()
+    cri = env.cri()                  # RuntimeService stub (python grpc)
+    ...
+    env.teardown(); assert not env.leaks()
+"""
+import glob
+import hashlib
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+IMAGE = "docker.io/podtopo/busybox:e2e"
+BUSYBOX = "/bin/busybox"
+APPLETS = ["sh", "sleep", "cat", "grep", "nproc", "true", "false", "date", "echo", "ls",
+           "ps", "taskset", "test", "seq", "head", "tail"]
+CGROUP_MOUNT = "/sys/fs/cgroup"
+
+
+class Skip(Exception):
+    """The environment cannot run the tests; the message says why."""
+
+
+def prerequisites():
+    """Returns the reasons why containerd cannot run here ([] when it can)."""
+    reasons = []
+    if os.geteuid() != 0:
+        reasons.append("not root (containerd and runc need root)")
+    for tool in ("containerd", "ctr", "runc", "protoc", "grpc_python_plugin"):
+        if shutil.which(tool) is None:
+            reasons.append(f"{tool} not found in PATH")
+    if not os.path.exists(BUSYBOX):
+        reasons.append(f"{BUSYBOX} missing (apt-get install busybox-static)")
+    cpuset = os.path.join(CGROUP_MOUNT, "cpuset")
+    if not os.path.exists(os.path.join(cpuset, "cpuset.cpus")):
+        reasons.append(f"no cgroup v1 cpuset hierarchy at {cpuset}")
+    elif not os.access(cpuset, os.W_OK):
+        reasons.append(f"{cpuset} is not writable")
+    try:
+        import grpc  # noqa: F401
+        import google.protobuf  # noqa: F401
+    except ImportError as e:
+        reasons.append(f"python grpc/protobuf missing ({e}); run with /usr/bin/python3 "
+                       "(python3-grpcio, python3-protobuf)")
+    return reasons
+
+
+def generate_stubs(proto_root, out_dir):
+    """protoc --python_out/--grpc_out for the CRI and PodResources protos; adds out_dir to
+    sys.path. Returns (cri_pb2, cri_grpc, podres_pb2, podres_grpc)."""
+    os.makedirs(out_dir, exist_ok=True)
+    protos = ["cri/runtime/v1/api.proto", "podresources/v1/api.proto"]
+    subprocess.run(["protoc", "-I", proto_root, f"--python_out={out_dir}",
+                    f"--grpc_out={out_dir}",
+                    "--plugin=protoc-gen-grpc=" + shutil.which("grpc_python_plugin")]
+                   + [os.path.join(proto_root, p) for p in protos], check=True)
+    if out_dir not in sys.path:
+        sys.path.insert(0, out_dir)
+    import importlib
+    cri_pb2 = importlib.import_module("cri.runtime.v1.api_pb2")
+    cri_grpc = importlib.import_module("cri.runtime.v1.api_pb2_grpc")
+    pr_pb2 = importlib.import_module("podresources.v1.api_pb2")
+    pr_grpc = importlib.import_module("podresources.v1.api_pb2_grpc")
+    return cri_pb2, cri_grpc, pr_pb2, pr_grpc
+
+
+def _tar_add_bytes(tar, name, data, mode=0o644):
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mode = mode
+    info.mtime = 0
+    tar.addfile(info, io.BytesIO(data))
+
+
+def build_busybox_image(path, name=IMAGE):
+    """Writes an OCI layout tar holding one image: busybox-static plus applet symlinks."""
+    layer_buf = io.BytesIO()
+    with tarfile.open(fileobj=layer_buf, mode="w", format=tarfile.PAX_FORMAT) as layer:
+        for d in ("bin", "proc", "sys", "dev", "tmp", "etc"):
+            info = tarfile.TarInfo(d)
+            info.type = tarfile.DIRTYPE
+            info.mode = 0o1777 if d == "tmp" else 0o755
+            layer.addfile(info)
+        with open(BUSYBOX, "rb") as f:
+            _tar_add_bytes(layer, "bin/busybox", f.read(), 0o755)
+        for applet in APPLETS:
+            info = tarfile.TarInfo("bin/" + applet)
+            info.type = tarfile.SYMTYPE
+            info.linkname = "busybox"
+            layer.addfile(info)
+        _tar_add_bytes(layer, "etc/passwd", b"root:x:0:0:root:/:/bin/sh\n")
+        _tar_add_bytes(layer, "etc/group", b"root:x:0:\n")
+    layer_bytes = layer_buf.getvalue()
+    layer_digest = hashlib.sha256(layer_bytes).hexdigest()
+    config = json.dumps({
+        "architecture": "amd64", "os": "linux",
+        "config": {"Cmd": ["/bin/sleep", "infinity"], "Env": ["PATH=/bin"]},
+        "rootfs": {"type": "layers", "diff_ids": ["sha256:" + layer_digest]},
+    }, sort_keys=True).encode()
+    config_digest = hashlib.sha256(config).hexdigest()
+    manifest = json.dumps({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                   "digest": "sha256:" + config_digest, "size": len(config)},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar",
+                    "digest": "sha256:" + layer_digest, "size": len(layer_bytes)}],
+    }, sort_keys=True).encode()
+    manifest_digest = hashlib.sha256(manifest).hexdigest()
+    index = json.dumps({
+        "schemaVersion": 2,
+        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                       "digest": "sha256:" + manifest_digest, "size": len(manifest),
+                       "platform": {"architecture": "amd64", "os": "linux"},
+                       "annotations": {"io.containerd.image.name": name}}],
+    }).encode()
+    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as tar:
+        _tar_add_bytes(tar, "oci-layout", b'{"imageLayoutVersion":"1.0.0"}')
+        _tar_add_bytes(tar, "index.json", index)
+        for digest, data in ((layer_digest, layer_bytes), (config_digest, config),
+                             (manifest_digest, manifest)):
+            _tar_add_bytes(tar, f"blobs/sha256/{digest}", data)
+
+
+CONFIG = """version = 2
+root = "{run}/root"
+state = "{run}/state"
+[grpc]
+  address = "{run}/containerd.sock"
+[ttrpc]
+  address = "{run}/containerd.sock.ttrpc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "{run}/opt"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "{image}"
+  restrict_oom_score_adj = true
+  disable_apparmor = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "{run}/runc-root"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "{run}/cni/bin"
+    conf_dir = "{run}/cni/conf"
+"""
+
+
+def _mounts_under(prefix):
+    out = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            mp = line.split()[4].replace("\\040", " ")
+            if mp == prefix or mp.startswith(prefix + "/"):
+                out.append(mp)
+    return out
+
+
+def _pid_alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return []
+
+
+class PrivateContainerd:
+    @classmethod
+    def create(cls, cgroup_root, base=None):
+        reasons = prerequisites()
+        if reasons:
+            raise Skip("; ".join(reasons))
+        return cls(cgroup_root, base)
+
+    def __init__(self, cgroup_root, base=None):
+        self.run = tempfile.mkdtemp(prefix="podtopo-e2e-", dir=base or "/tmp")
+        self.cgroup_root = cgroup_root
+        self.sock = os.path.join(self.run, "containerd.sock")
+        self.endpoint = "unix://" + self.sock
+        self.proc = None
+        self.log_path = os.path.join(self.run, "containerd.log")
+        self._run_containerd_before = set(self._shim_state_entries())
+        with open(os.path.join(self.run, "config.toml"), "w") as f:
+            f.write(CONFIG.format(run=self.run, image=IMAGE))
+        for d in ("cni/bin", "cni/conf"):
+            os.makedirs(os.path.join(self.run, d), exist_ok=True)
+
+    # --- containerd process ------------------------------------------------------------
+    def start(self, timeout=20.0):
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(["containerd", "--config",
+                                      os.path.join(self.run, "config.toml")],
+                                     stdout=log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"containerd exited with {self.proc.returncode}; see "
+                                   f"{self.log_path}:\n" + self.tail_log())
+            r = subprocess.run(["ctr", "--address", self.sock, "version"],
+                               capture_output=True, timeout=10)
+            if r.returncode == 0:
+                return
+            time.sleep(0.05)
+        raise RuntimeError("containerd did not answer in time:\n" + self.tail_log())
+
+    def tail_log(self, n=30):
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return "".join(f.readlines()[-n:])
+        except OSError:
+            return ""
+
+    def kill9(self):
+        if self.proc and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill9()
+
+    def import_image(self):
+        tar = os.path.join(self.run, "busybox-oci.tar")
+        build_busybox_image(tar)
+        subprocess.run(["ctr", "--address", self.sock, "-n", "k8s.io", "images", "import",
+                        "--snapshotter", "overlayfs", tar], check=True, capture_output=True,
+                       timeout=60)
+
+    def cri(self, cri_grpc):
+        import grpc
+        channel = grpc.insecure_channel(self.endpoint)
+        return cri_grpc.RuntimeServiceStub(channel)
+
+    # --- teardown ----------------------------------------------------------------------
+    @staticmethod
+    def _shim_state_entries():
+        out = []
+        for d in ("/run/containerd/s", "/run/containerd/runc"):
+            if os.path.isdir(d):
+                out += [os.path.join(d, e) for e in os.listdir(d)]
+        return out
+
+    def _cgroup_dirs(self):
+        return sorted(glob.glob(os.path.join(CGROUP_MOUNT, "*", self.cgroup_root)))
+
+    def _cgroup_pids(self):
+        pids = set()
+        for top in self._cgroup_dirs():
+            for dirpath, _, files in os.walk(top):
+                if "cgroup.procs" in files:
+                    try:
+                        with open(os.path.join(dirpath, "cgroup.procs")) as f:
+                            pids.update(int(x) for x in f.read().split())
+                    except OSError:
+                        pass
+        return pids
+
+    def _shim_pids(self):
+        pids = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            args = _cmdline(int(entry))
+            if args and args[0].endswith(b"containerd-shim-runc-v2") and \
+                    self.sock.encode() in args:
+                pids.append(int(entry))
+        return pids
+
+    def teardown(self, cri=None, pb=None):
+        """Removes everything. Normal path first (CRI), then by force."""
+        if cri is not None and pb is not None and self.proc and self.proc.poll() is None:
+            try:
+                for sb in cri.ListPodSandbox(pb.ListPodSandboxRequest(), timeout=10).items:
+                    cri.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=sb.id),
+                                       timeout=30)
+                    cri.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=sb.id),
+                                         timeout=30)
+            except Exception as e:  # the forced path below still cleans up
+                print(f"teardown: CRI cleanup failed: {e}", file=sys.stderr)
+        self.stop()
+        for _ in range(3):
+            for pid in sorted(self._cgroup_pids() | set(self._shim_pids())):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.2)
+        for mp in sorted(_mounts_under(self.run), key=lambda m: -m.count("/")):
+            subprocess.run(["umount", mp], capture_output=True)
+        for mp in sorted(_mounts_under(self.run), key=lambda m: -m.count("/")):
+            subprocess.run(["umount", "-l", mp], capture_output=True)
+        for top in self._cgroup_dirs():
+            for dirpath, _, _ in sorted(os.walk(top), key=lambda t: -t[0].count("/")):
+                try:
+                    os.rmdir(dirpath)
+                except OSError:
+                    pass
+        for entry in set(self._shim_state_entries()) - self._run_containerd_before:
+            if os.path.isdir(entry) and not os.path.islink(entry):
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(entry)
+                except OSError:
+                    pass
+        for d in ("/run/containerd/s", "/run/containerd/runc", "/run/containerd"):
+            try:
+                os.rmdir(d)  # only when empty (we created it)
+            except OSError:
+                pass
+        shutil.rmtree(self.run, ignore_errors=True)
+
+    def leaks(self):
+        """What teardown left behind (empty list = nothing)."""
+        out = []
+        if self.proc and _pid_alive(self.proc.pid):
+            out.append(f"containerd pid {self.proc.pid}")
+        out += [f"shim pid {p}" for p in self._shim_pids()]
+        out += [f"process {p} in a pod cgroup" for p in self._cgroup_pids()]
+        out += [f"mount {m}" for m in _mounts_under(self.run)]
+        out += [f"cgroup dir {d}" for d in self._cgroup_dirs()]
+        out += [f"shim state {e}" for e in
+                set(self._shim_state_entries()) - self._run_containerd_before]
+        if os.path.exists(self.run):
+            out.append(f"directory {self.run}")
+        return out
+
+
+def read_cpus_allowed(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("Cpus_allowed_list:"):
+                return line.split(":", 1)[1].strip()
+    return None
+
+
+def container_pid(cri, pb, cid):
+    r = cri.ContainerStatus(pb.ContainerStatusRequest(container_id=cid, verbose=True), timeout=10)
+    info = r.info.get("info")
+    return json.loads(info)["pid"] if info else 0
+
+
+def cgroup_cpus(cgroup_root, pod_uid, cid):
+    path = os.path.join(CGROUP_MOUNT, "cpuset", cgroup_root, "pod" + pod_uid, cid, "cpuset.cpus")
+    with open(path) as f:
+        return f.read().strip()
+
+
+def cgroup_cpus_path(cgroup_root, pod_uid, cid):
+    return os.path.join(CGROUP_MOUNT, "cpuset", cgroup_root, "pod" + pod_uid, cid, "cpuset.cpus")
