@@ -1,0 +1,145 @@
+// The kubelet's resource-manager checkpoints on a real node (/var/lib/kubelet/
+// cpu_manager_state and memory_manager_state): check them as the kubelet does at start,
+// show them, and plan and apply a repair (`podtopo state check|show|repair`).
+//
+// Check runs, for each file, what a v1.37 kubelet runs when it starts:
+//   1. the load chain (CPU V4 -> V3 -> V2; memory V3 -> V2 -> V1), with the checksum algorithm
+//      of the format that loads (checkpoint/Inspect*Checkpoint);
+//   2. restoreState: the configured policy against the file's policyName, cpusets parse;
+//   3. the policy's Start / validateState (cpumanager::StaticPolicy::Start and
+//      memorymanager::StaticPolicy::Start): reserved CPUs in the default set, assignments
+//      disjoint from it, every online CPU accounted for; the memory machine state equal to the
+//      default state plus every assignment (pod-level pods by their pod blocks);
+// and adds what the kubelet does not check but that hurts later: pod-level entries without
+// container entries (k/k #141993), pods that no longer run (given --running-pods), exclusive
+// CPUs held by two pods. Each Finding carries the kubelet's exact error text (so it can be
+// searched), what the kubelet does, and what is safe to do.
+//
+// PlanRepair computes corrected checkpoints from a CheckReport: policy switch (none <-> static,
+// None <-> Static: bottlerocket#1465), CPUs that changed after a reboot (k/k #110478; the
+// current CPUs come from the node), memory capacity drift (k/k #131253; the machine state is
+// rebuilt from the node and the assignments), stale pods (entries of pods not in the running
+// list), V1 CPU checkpoints (migrated with the container list), and incomplete pod-level
+// entries. Every planned file is checked again before it may be written; what cannot be fixed
+// is listed as unresolved. ApplyRepair first keeps a byte-identical backup of each original
+// (`<file>.podtopo-backup-<UTC timestamp>`, never overwriting one), then writes the new
+// checkpoint atomically in the v1.37 format (CPU V4, memory V3).
+//
+// Example:
+//   Environment env{LoadNode("sysfs:/sys").value(), config::SeedDefault()};
+//   absl::StatusOr<CheckReport> r = Check("/var/lib/kubelet", env, nullptr);
+//   r->KubeletStarts();
+//   absl::StatusOr<RepairPlan> plan = PlanRepair(*r, env, &running);
+//   ApplyRepair(*r, *plan, "20261130T154500Z");
+#ifndef PODTOPO_STATE_KUBELET_STATE_H_
+#define PODTOPO_STATE_KUBELET_STATE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "checkpoint/cpu_state_file.h"
+#include "checkpoint/memory_state_file.h"
+#include "config/kubelet_config.h"
+#include "cpuset/cpuset.h"
+#include "state/running_pods.h"
+#include "topology/node_topology.h"
+
+namespace podtopo::state {
+
+// What the kubelet starts with: the node's hardware and its configuration.
+struct Environment {
+  NodeTopology topology;
+  config::KubeletConfig config;
+};
+
+enum class Severity {
+  kFatal,    // the kubelet refuses to start
+  kWarning,  // the kubelet starts, but the state is wrong or will hurt
+  kInfo,
+};
+const char* SeverityName(Severity s);  // "fatal", "warning", "info"
+
+struct Finding {
+  Severity severity = Severity::kInfo;
+  std::string file;     // "cpu_manager_state" or "memory_manager_state"
+  std::string problem;  // stable id, e.g. "policy-mismatch", "cpu-set-changed"
+  std::string message;  // what is wrong, in words
+  std::vector<std::string> details;
+  std::string kubelet_message;  // the kubelet's exact error text ("" when it says nothing)
+  std::string effect;           // what the kubelet does
+  std::string advice;           // what is safe to do
+  bool repairable = false;      // PlanRepair fixes it
+};
+
+struct FileStatus {
+  std::string name;  // "cpu_manager_state"
+  std::string path;
+  bool exists = false;
+  bool read_ok = false;
+  std::string bytes;        // the original, as read
+  int version = 0;          // format that loads (CPU 1 = V1, unreadable by 1.37)
+  std::string policy_name;  // the file's policyName
+  std::string checksum;     // how the checksum verified (ChecksumReport::algorithm)
+};
+
+struct CheckReport {
+  std::string kubelet_dir;
+  FileStatus cpu_file;
+  FileStatus memory_file;
+  // The decoded contents whatever their policy (nullopt when missing or not decodable).
+  std::optional<checkpoint::CpuCheckpoint> cpu;
+  std::optional<checkpoint::CpuCheckpointV1> cpu_v1;
+  std::optional<checkpoint::MemoryCheckpoint> memory;
+  // From the node and the configuration (static policy only).
+  CpuSet node_cpus;
+  CpuSet reserved_cpus;
+  std::vector<Finding> findings;
+
+  bool KubeletStarts() const;  // no fatal finding
+  bool HasWarnings() const;
+};
+
+// Checks both checkpoints of `kubelet_dir`. `running` (optional) enables the stale-pod check.
+// Errors (bad input, not findings): the configuration is invalid for the node (the kubelet's
+// configuration texts), or the directory cannot be listed.
+absl::StatusOr<CheckReport> Check(const std::string& kubelet_dir, const Environment& env,
+                                  const RunningPods* running);
+
+struct RepairPlan {
+  std::vector<std::string> steps;       // what changes, in order, in words
+  std::vector<std::string> unresolved;  // problems the repair cannot fix, with advice
+  std::vector<std::string> restart_pods;  // pods whose pinned CPUs/memory change
+  std::optional<std::string> cpu_bytes;     // the new cpu_manager_state (nullopt = unchanged)
+  std::optional<std::string> memory_bytes;  // the new memory_manager_state
+  std::optional<checkpoint::CpuCheckpoint> cpu;
+  std::optional<checkpoint::MemoryCheckpoint> memory;
+
+  bool HasChanges() const { return cpu_bytes.has_value() || memory_bytes.has_value(); }
+};
+
+// Plans the repair of what `report` found. Errors: the configuration is invalid for the node.
+absl::StatusOr<RepairPlan> PlanRepair(const CheckReport& report, const Environment& env,
+                                      const RunningPods* running);
+
+struct RepairResult {
+  std::vector<std::string> backups;  // backup paths, one per rewritten file
+  std::vector<std::string> written;  // rewritten checkpoint paths
+};
+
+// Writes the plan: for each changed file, first a byte-identical backup
+// `<path>.podtopo-backup-<timestamp>` (a numbered suffix is added when that name exists; an
+// existing backup is never overwritten), verified by reading it back, then the new bytes with
+// WriteFileAtomically (0600). Errors (nothing of that file is changed): the file changed since
+// `report` read it, the backup or the write failed. A file written before an error stays
+// written (its backup exists).
+absl::StatusOr<RepairResult> ApplyRepair(const CheckReport& report, const RepairPlan& plan,
+                                         const std::string& timestamp);
+
+// The current UTC time as "20261130T154500Z".
+std::string UtcTimestamp();
+
+}  // namespace podtopo::state
+
+#endif  // PODTOPO_STATE_KUBELET_STATE_H_
