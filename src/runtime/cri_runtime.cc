@@ -193,6 +193,12 @@ absl::Status CriRuntime::RunPod(const serve::AdmittedPod& pod, const CpuSet& def
     if (r.error != Msg(s)) spdlog::error("runtime: pod {}: {}", pod.pod.Key(), Msg(s));
     if (starts_) starts_->Add({{"result", "error"}}).Increment();
     r.error = Msg(s);
+    if (cri::IsRuntimeUnavailable(s)) {
+      // The runtime is away: retry on every pass until it answers, no back-off.
+      r.backoff = std::chrono::milliseconds(0);
+      r.next_retry = Clock::now();
+      return s;
+    }
     // Back-off before the loop retries: 2 periods doubling up to 5 minutes.
     auto base = std::max(options_.reconcile_period * 2, std::chrono::milliseconds(1000));
     r.backoff = r.backoff.count() == 0
