@@ -1,8 +1,465 @@
-// PLACEHOLDER: `podtopo state` is being written (registers no command yet).
+// podtopo state check|show|repair: the kubelet's checkpoints on a real node (src/state).
+//
+// Exit status: 0 the kubelet would start (check; for repair: after the plan / the writes),
+// 1 bad input (flags, --node, --config, --running-pods, a failed write), 2 the kubelet would
+// refuse to start (for repair: problems remain that it cannot fix), 4 `check --strict` found
+// warnings but the kubelet would start.
+#include <memory>
+#include <ostream>
+#include <sstream>
+
+#include "CLI/CLI.hpp"
+#include "admission/state_files.h"
 #include "cli/cli.h"
+#include "config/kubelet_config.h"
+#include "nlohmann/json.hpp"
+#include "state/kubelet_state.h"
+#include "topology/node_source.h"
+#include "util/format.h"
 
 namespace podtopo::cli {
+namespace {
 
-void AddStateCommands(CLI::App& app, Context& ctx) {}
+constexpr int kExitWouldNotStart = 2;
+constexpr int kExitWarnings = 4;
+
+using nlohmann::ordered_json;
+
+struct StateOpts {
+  std::string kubelet_dir;
+  std::string node = "local";
+  std::string config;
+  std::string running_pods;
+  std::string output = "table";
+  bool yes = false;
+  bool strict = false;
+};
+
+void AddFlags(CLI::App* cmd, StateOpts& o) {
+  cmd->add_option("--kubelet-dir", o.kubelet_dir,
+                  "the kubelet's root directory (holds cpu_manager_state, memory_manager_state)")
+      ->required();
+  cmd->add_option("--node", o.node, "preset:NAME | FILE.json | FILE.xml | sysfs:DIR | local")
+      ->capture_default_str();
+  cmd->add_option("--config", o.config,
+                  "the node's KubeletConfiguration (default: podtopo's seed configuration)");
+  cmd->add_option("--running-pods", o.running_pods,
+                  "pods that really run: one UID per line, or kubectl get pods / crictl pods / "
+                  "crictl ps -o json");
+  cmd->add_option("-o,--output", o.output, "table | json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+}
+
+struct Loaded {
+  state::Environment env;
+  std::optional<state::RunningPods> running;
+};
+
+std::optional<Loaded> Load(const StateOpts& o, Context& ctx) {
+  Loaded l;
+  auto topo = LoadNode(o.node);
+  if (!topo.ok()) {
+    ctx.Fail(topo.status());
+    return std::nullopt;
+  }
+  l.env.topology = std::move(*topo);
+  l.env.config = config::SeedDefault();
+  if (!o.config.empty()) {
+    auto parsed = config::LoadKubeletConfig(o.config);
+    if (!parsed.ok()) {
+      ctx.Fail(parsed.status());
+      return std::nullopt;
+    }
+    bool errors = false;
+    for (const auto& f : parsed->findings) {
+      *ctx.err << "podtopo: " << f.ToString() << "\n";
+      errors |= f.severity == config::Finding::Severity::kError;
+    }
+    if (errors) {
+      ctx.exit_code = kExitBadInput;
+      return std::nullopt;
+    }
+    l.env.config = std::move(parsed->config);
+  }
+  if (!o.running_pods.empty()) {
+    auto r = state::LoadRunningPods(o.running_pods);
+    if (!r.ok()) {
+      ctx.Fail(r.status());
+      return std::nullopt;
+    }
+    l.running = std::move(*r);
+  }
+  return l;
+}
+
+std::string VersionName(const state::FileStatus& f) {
+  if (!f.exists) return "missing";
+  if (!f.read_ok) return "unreadable";
+  if (f.version == 0) return "does not load";
+  return fmt::format("V{}", f.version);
+}
+
+ordered_json FileJson(const state::FileStatus& f) {
+  ordered_json j;
+  j["file"] = f.name;
+  j["path"] = f.path;
+  j["exists"] = f.exists;
+  j["version"] = f.version;
+  j["policyName"] = f.policy_name;
+  j["checksum"] = f.checksum;
+  return j;
+}
+
+ordered_json FindingJson(const state::Finding& f) {
+  ordered_json j;
+  j["severity"] = state::SeverityName(f.severity);
+  j["file"] = f.file;
+  j["problem"] = f.problem;
+  j["message"] = f.message;
+  j["details"] = f.details;
+  j["kubeletMessage"] = f.kubelet_message;
+  j["effect"] = f.effect;
+  j["advice"] = f.advice;
+  j["repairable"] = f.repairable;
+  return j;
+}
+
+void PrintFiles(const state::CheckReport& r, std::ostream& out) {
+  for (const state::FileStatus* f : {&r.cpu_file, &r.memory_file}) {
+    out << fmt::format("{}: {}", f->path, VersionName(*f));
+    if (!f->policy_name.empty()) out << fmt::format(", policy \"{}\"", f->policy_name);
+    out << "\n";
+    if (!f->checksum.empty()) out << fmt::format("  checksum: {}\n", f->checksum);
+  }
+}
+
+void PrintFindings(const state::CheckReport& r, std::ostream& out) {
+  for (const auto& f : r.findings) {
+    if (f.severity == state::Severity::kInfo && f.problem == "missing") {
+      out << fmt::format("\nINFO     {}: {} ({})\n", f.file, f.message, f.effect);
+      continue;
+    }
+    std::string sev = state::SeverityName(f.severity);
+    for (auto& c : sev) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    out << fmt::format("\n{:<8} {} [{}]\n", sev, f.file, f.problem);
+    out << fmt::format("  what:    {}\n", f.message);
+    for (const auto& d : f.details) out << fmt::format("           - {}\n", d);
+    if (!f.kubelet_message.empty()) out << fmt::format("  kubelet: {}\n", f.kubelet_message);
+    if (!f.effect.empty()) out << fmt::format("  effect:  {}\n", f.effect);
+    if (!f.advice.empty()) out << fmt::format("  safe:    {}\n", f.advice);
+  }
+}
+
+std::string Verdict(const state::CheckReport& r) {
+  if (r.KubeletStarts()) {
+    return r.HasWarnings() ? "the kubelet would start, with warnings"
+                           : "the kubelet would start";
+  }
+  return "the kubelet would NOT start";
+}
+
+void RunCheck(const StateOpts& o, Context& ctx) {
+  auto l = Load(o, ctx);
+  if (!l) return;
+  auto r = state::Check(o.kubelet_dir, l->env, l->running ? &*l->running : nullptr);
+  if (!r.ok()) return ctx.Fail(r.status());
+  if (o.output == "json") {
+    ordered_json j;
+    j["kubeletDir"] = o.kubelet_dir;
+    j["kubeletStarts"] = r->KubeletStarts();
+    j["files"] = {FileJson(r->cpu_file), FileJson(r->memory_file)};
+    j["findings"] = ordered_json::array();
+    for (const auto& f : r->findings) j["findings"].push_back(FindingJson(f));
+    *ctx.out << j.dump(2) << "\n";
+  } else {
+    PrintFiles(*r, *ctx.out);
+    PrintFindings(*r, *ctx.out);
+    *ctx.out << "\n" << Verdict(*r) << "\n";
+  }
+  if (!r->KubeletStarts()) {
+    ctx.exit_code = kExitWouldNotStart;
+  } else if (o.strict && r->HasWarnings()) {
+    ctx.exit_code = kExitWarnings;
+  }
+}
+
+// ---- show ----------------------------------------------------------------------------
+
+std::string Size(uint64_t b) {
+  static const char* units[] = {"Ki", "Mi", "Gi", "Ti"};
+  std::string out = std::to_string(b);
+  uint64_t v = b;
+  for (const char* u : units) {
+    if (v == 0 || v % 1024 != 0) break;
+    v /= 1024;
+    out = fmt::format("{}{}", v, u);
+  }
+  return out;
+}
+
+std::string Affinity(const std::optional<std::vector<int>>& a) {
+  if (!a) return "null";
+  return fmt::format("{}", fmt::join(*a, ","));
+}
+
+ordered_json BlocksJson(const std::vector<checkpoint::MemoryBlock>& blocks) {
+  ordered_json arr = ordered_json::array();
+  for (const auto& b : blocks) {
+    ordered_json j;
+    j["type"] = b.type;
+    j["size"] = b.size;
+    j["numaNodes"] = b.numa_affinity ? ordered_json(*b.numa_affinity) : ordered_json(nullptr);
+    arr.push_back(j);
+  }
+  return arr;
+}
+
+void RunShow(const StateOpts& o, Context& ctx) {
+  auto l = Load(o, ctx);
+  if (!l) return;
+  auto r = state::Check(o.kubelet_dir, l->env, l->running ? &*l->running : nullptr);
+  if (!r.ok()) return ctx.Fail(r.status());
+  if (o.output == "json") {
+    ordered_json j;
+    ordered_json cpu = FileJson(r->cpu_file);
+    if (r->cpu) {
+      cpu["defaultCpuSet"] = r->cpu->default_cpu_set;
+      cpu["reservedCpus"] = r->reserved_cpus.String();
+      cpu["entries"] = ordered_json::array();
+      for (const auto& [uid, containers] : r->cpu->entries) {
+        for (const auto& [name, cpus] : containers) {
+          cpu["entries"].push_back({{"podUid", uid}, {"container", name}, {"cpus", cpus}});
+        }
+      }
+      cpu["podEntries"] = ordered_json::array();
+      for (const auto& [uid, cpus] : r->cpu->pod_entries) {
+        cpu["podEntries"].push_back({{"podUid", uid}, {"cpus", cpus}});
+      }
+    } else if (r->cpu_v1) {
+      cpu["defaultCpuSet"] = r->cpu_v1->default_cpu_set;
+      cpu["v1Entries"] = ordered_json::array();
+      for (const auto& [id, cpus] : r->cpu_v1->entries) {
+        cpu["v1Entries"].push_back({{"containerId", id}, {"cpus", cpus}});
+      }
+    }
+    ordered_json mem = FileJson(r->memory_file);
+    if (r->memory) {
+      mem["machineState"] = ordered_json::array();
+      for (const auto& [id, n] : r->memory->machine_state) {
+        ordered_json node;
+        node["numaNode"] = id;
+        node["numberOfAssignments"] = n.number_of_assignments;
+        node["cells"] = n.cells ? ordered_json(*n.cells) : ordered_json(nullptr);
+        node["memory"] = ordered_json::array();
+        for (const auto& [type, t] : n.memory_map) {
+          node["memory"].push_back({{"type", type}, {"total", t.total},
+                                    {"systemReserved", t.system_reserved},
+                                    {"allocatable", t.allocatable}, {"reserved", t.reserved},
+                                    {"free", t.free}});
+        }
+        mem["machineState"].push_back(node);
+      }
+      mem["entries"] = ordered_json::array();
+      for (const auto& [uid, containers] : r->memory->entries) {
+        for (const auto& [name, blocks] : containers) {
+          mem["entries"].push_back(
+              {{"podUid", uid}, {"container", name}, {"blocks", BlocksJson(blocks)}});
+        }
+      }
+      mem["podEntries"] = ordered_json::array();
+      for (const auto& [uid, blocks] : r->memory->pod_entries) {
+        mem["podEntries"].push_back({{"podUid", uid}, {"blocks", BlocksJson(blocks)}});
+      }
+    }
+    j["cpu"] = cpu;
+    j["memory"] = mem;
+    j["kubeletStarts"] = r->KubeletStarts();
+    *ctx.out << j.dump(2) << "\n";
+    return;
+  }
+  std::ostream& out = *ctx.out;
+  PrintFiles(*r, out);
+  out << "\nCPU MANAGER\n";
+  if (r->cpu) {
+    out << fmt::format("  default cpuset: {}\n",
+                       r->cpu->default_cpu_set.empty() ? "\"\"" : r->cpu->default_cpu_set);
+    if (!r->reserved_cpus.IsEmpty()) {
+      out << fmt::format("  reserved (from the configuration): {}\n", r->reserved_cpus.String());
+    }
+    std::set<std::string> pods;
+    for (const auto& [uid, _] : r->cpu->entries) pods.insert(uid);
+    for (const auto& [uid, _] : r->cpu->pod_entries) pods.insert(uid);
+    if (pods.empty()) out << "  no exclusive CPUs\n";
+    else out << fmt::format("  {:<38} {:<24} {}\n", "POD UID", "CONTAINER", "CPUS");
+    for (const auto& uid : pods) {
+      if (auto it = r->cpu->pod_entries.find(uid); it != r->cpu->pod_entries.end()) {
+        out << fmt::format("  {:<38} {:<24} {}\n", uid, "(pod)", it->second);
+      }
+      if (auto it = r->cpu->entries.find(uid); it != r->cpu->entries.end()) {
+        for (const auto& [name, cpus] : it->second) {
+          out << fmt::format("  {:<38} {:<24} {}\n", uid, name, cpus);
+        }
+      }
+    }
+  } else if (r->cpu_v1) {
+    out << fmt::format("  V1 checkpoint, default cpuset: {}\n", r->cpu_v1->default_cpu_set);
+    for (const auto& [id, cpus] : r->cpu_v1->entries) {
+      out << fmt::format("  container {}: {}\n", id, cpus);
+    }
+  } else {
+    out << "  (no readable state)\n";
+  }
+  out << "\nMEMORY MANAGER\n";
+  if (r->memory) {
+    if (r->memory->machine_state.empty()) out << "  empty machine state\n";
+    else {
+      out << fmt::format("  {:<5} {:<14} {:>10} {:>10} {:>12} {:>10} {:>10} {:<7} {}\n", "NUMA",
+                         "TYPE", "TOTAL", "SYSRESV", "ALLOCATABLE", "RESERVED", "FREE", "CELLS",
+                         "ASSIGNMENTS");
+    }
+    for (const auto& [id, n] : r->memory->machine_state) {
+      for (const auto& [type, t] : n.memory_map) {
+        out << fmt::format("  {:<5} {:<14} {:>10} {:>10} {:>12} {:>10} {:>10} {:<7} {}\n", id,
+                           type, Size(t.total), Size(t.system_reserved), Size(t.allocatable),
+                           Size(t.reserved), Size(t.free), Affinity(n.cells),
+                           n.number_of_assignments);
+      }
+    }
+    std::set<std::string> pods;
+    for (const auto& [uid, _] : r->memory->entries) pods.insert(uid);
+    for (const auto& [uid, _] : r->memory->pod_entries) pods.insert(uid);
+    if (!pods.empty()) {
+      out << fmt::format("\n  {:<38} {:<24} {:<14} {:>10} {}\n", "POD UID", "CONTAINER", "TYPE",
+                         "SIZE", "NUMA");
+    }
+    auto print_blocks = [&](const std::string& uid, const std::string& name,
+                            const std::vector<checkpoint::MemoryBlock>& blocks) {
+      if (blocks.empty()) out << fmt::format("  {:<38} {:<24} (no blocks)\n", uid, name);
+      for (const auto& b : blocks) {
+        out << fmt::format("  {:<38} {:<24} {:<14} {:>10} {}\n", uid, name, b.type, Size(b.size),
+                           Affinity(b.numa_affinity));
+      }
+    };
+    for (const auto& uid : pods) {
+      if (auto it = r->memory->pod_entries.find(uid); it != r->memory->pod_entries.end()) {
+        print_blocks(uid, "(pod)", it->second);
+      }
+      if (auto it = r->memory->entries.find(uid); it != r->memory->entries.end()) {
+        for (const auto& [name, blocks] : it->second) print_blocks(uid, name, blocks);
+      }
+    }
+  } else {
+    out << "  (no readable state)\n";
+  }
+  out << "\n" << Verdict(*r) << " (podtopo state check explains)\n";
+}
+
+// ---- repair --------------------------------------------------------------------------
+
+void RunRepair(const StateOpts& o, Context& ctx) {
+  auto l = Load(o, ctx);
+  if (!l) return;
+  const state::RunningPods* running = l->running ? &*l->running : nullptr;
+  auto r = state::Check(o.kubelet_dir, l->env, running);
+  if (!r.ok()) return ctx.Fail(r.status());
+  auto plan = state::PlanRepair(*r, l->env, running);
+  if (!plan.ok()) return ctx.Fail(plan.status());
+  std::ostream& out = *ctx.out;
+  const bool fixes_all = plan->unresolved.empty();
+  if (o.output == "json") {
+    ordered_json j;
+    j["kubeletStartsNow"] = r->KubeletStarts();
+    j["steps"] = plan->steps;
+    j["unresolved"] = plan->unresolved;
+    j["restartPods"] = plan->restart_pods;
+    j["files"] = ordered_json::array();
+    if (plan->cpu_bytes) j["files"].push_back(r->cpu_file.path);
+    if (plan->memory_bytes) j["files"].push_back(r->memory_file.path);
+    j["applied"] = false;
+    if (o.yes && plan->HasChanges()) {
+      auto applied = state::ApplyRepair(*r, *plan, state::UtcTimestamp());
+      if (!applied.ok()) return ctx.Fail(applied.status());
+      j["applied"] = true;
+      j["backups"] = applied->backups;
+      auto after = state::Check(o.kubelet_dir, l->env, nullptr);
+      if (after.ok()) j["kubeletStartsAfter"] = after->KubeletStarts();
+      if (after.ok() && !after->KubeletStarts()) ctx.exit_code = kExitWouldNotStart;
+    }
+    *ctx.out << j.dump(2) << "\n";
+    if (!fixes_all) ctx.exit_code = kExitWouldNotStart;
+    return;
+  }
+  out << fmt::format("now: {}\n", Verdict(*r));
+  if (!plan->HasChanges() && plan->unresolved.empty()) {
+    out << "nothing to repair\n";
+    return;
+  }
+  if (!plan->steps.empty()) {
+    out << "\nplan:\n";
+    for (const auto& s : plan->steps) out << "  " << s << "\n";
+  }
+  if (!plan->restart_pods.empty()) {
+    out << "\npods whose exclusive CPUs or memory change (restart them after the kubelet is "
+           "back):\n";
+    for (const auto& p : plan->restart_pods) out << "  " << p << "\n";
+  }
+  if (!plan->unresolved.empty()) {
+    out << "\ncannot repair:\n";
+    for (const auto& s : plan->unresolved) out << "  " << s << "\n";
+    ctx.exit_code = kExitWouldNotStart;
+  }
+  if (!plan->HasChanges()) return;
+  if (!o.yes) {
+    out << "\nnothing written (dry run); run again with --yes to write "
+        << (plan->cpu_bytes && plan->memory_bytes ? "both files"
+            : plan->cpu_bytes                     ? r->cpu_file.path
+                                                  : r->memory_file.path)
+        << " (stop the kubelet first; a backup of each file is kept)\n";
+    return;
+  }
+  auto applied = state::ApplyRepair(*r, *plan, state::UtcTimestamp());
+  if (!applied.ok()) return ctx.Fail(applied.status());
+  out << "\n";
+  for (size_t i = 0; i < applied->written.size(); ++i) {
+    if (i < applied->backups.size()) out << "backup:  " << applied->backups[i] << "\n";
+    out << "written: " << applied->written[i] << "\n";
+  }
+  auto after = state::Check(o.kubelet_dir, l->env, nullptr);
+  if (!after.ok()) return ctx.Fail(after.status());
+  out << "after the repair: " << Verdict(*after) << "\n";
+  if (!after->KubeletStarts()) ctx.exit_code = kExitWouldNotStart;
+}
+
+}  // namespace
+
+void AddStateCommands(CLI::App& app, Context& ctx) {
+  CLI::App* st = app.add_subcommand(
+      "state",
+      "Check, show and repair the kubelet's cpu_manager_state and memory_manager_state "
+      "(exit 0 the kubelet would start, 2 it would not, 1 bad input)");
+  st->require_subcommand(1);
+  auto check = std::make_shared<StateOpts>();
+  CLI::App* cc = st->add_subcommand(
+      "check", "Validate the checkpoints as the kubelet does at start (exit 2: it would not "
+               "start; 4 with --strict: warnings)");
+  AddFlags(cc, *check);
+  cc->add_flag("--strict", check->strict, "exit 4 when there are warnings");
+  cc->callback([check, &ctx] { RunCheck(*check, ctx); });
+
+  auto show = std::make_shared<StateOpts>();
+  CLI::App* sc = st->add_subcommand("show", "Print the checkpoints: pods, containers, CPUs, "
+                                            "memory per NUMA node");
+  AddFlags(sc, *show);
+  sc->callback([show, &ctx] { RunShow(*show, ctx); });
+
+  auto repair = std::make_shared<StateOpts>();
+  CLI::App* rc = st->add_subcommand(
+      "repair", "Plan a corrected state; with --yes write it (a byte-identical backup of each "
+                "original is kept)");
+  AddFlags(rc, *repair);
+  rc->add_flag("--yes", repair->yes, "write the corrected checkpoints");
+  rc->callback([repair, &ctx] { RunRepair(*repair, ctx); });
+}
 
 }  // namespace podtopo::cli

@@ -34,7 +34,16 @@ std::string JoinPath(const std::string& dir, const std::string& name) {
 // ---------------------------------------------------------------------------------------
 // The managers the kubelet would build from the configuration (as admission/node.cc does).
 
+// Start never asks for hints; the policy only needs a store to exist.
+class NoAffinity : public memorymanager::AffinityStore {
+ public:
+  memorymanager::TopologyHint GetAffinity(const std::string&, const std::string&) const override {
+    return {};
+  }
+};
+
 struct Managers {
+  NoAffinity no_affinity;
   bool plrm = false;  // PodLevelResourceManagers
   std::string cpu_policy;
   std::string memory_policy;
@@ -96,7 +105,7 @@ absl::StatusOr<std::unique_ptr<Managers>> BuildManagers(const Environment& env) 
           fmt::format("reservedMemory: {}", reserved.status().message()));
     }
     memorymanager::PolicyGates gates{config.FeatureEnabled("PodLevelResources"), m->plrm};
-    auto p = memorymanager::StaticPolicy::New(*machine, *reserved, nullptr, gates);
+    auto p = memorymanager::StaticPolicy::New(*machine, *reserved, &m->no_affinity, gates);
     if (!p.ok()) {
       return absl::InvalidArgumentError(
           fmt::format("memoryManagerPolicy: {}", p.status().message()));
