@@ -4,9 +4,32 @@
 #include "CLI/CLI.hpp"
 #include "cli/cli.h"
 #include "cli/node_flags.h"
+#include "render/node_picture.h"
 #include "util/format.h"
 
 namespace podtopo::cli {
+namespace {
+
+// -o for admit and show: NodeFlags' formats plus the pictures (svg, html).
+void AddOutputOption(CLI::App* cmd, std::string& output) {
+  cmd->add_option("-o,--output", output, "table | wide | json | yaml | svg | html")
+      ->check(CLI::IsMember({"table", "wide", "json", "yaml", "svg", "html"}))
+      ->capture_default_str();
+}
+
+// PrintAllocations, or the picture of the node with `pods` for svg and html.
+void Print(const std::vector<PodAllocation>& pods, const Node& node, const std::string& format,
+           Context& ctx) {
+  if (format == "svg") {
+    *ctx.out << RenderSvg(BuildNodePicture(node, pods));
+  } else if (format == "html") {
+    *ctx.out << RenderHtml(BuildNodePicture(node, pods));
+  } else {
+    PrintAllocations(pods, node, format, ctx);
+  }
+}
+
+}  // namespace
 
 void AddAdmitCommands(CLI::App& app, Context& ctx) {
   struct AdmitOpts {
@@ -18,7 +41,8 @@ void AddAdmitCommands(CLI::App& app, Context& ctx) {
       "admit", "Admit pods in order, as a kubelet receiving them (exit 3 if any is rejected)");
   ac->add_option("pods", admit->files, "pod manifests (several documents or a List; - = stdin)")
       ->required();
-  admit->flags.Add(ac);
+  admit->flags.Add(ac, /*with_output=*/false);
+  AddOutputOption(ac, admit->flags.output);
   ac->callback([admit, &ctx] {
     std::vector<Pod> pods;
     if (!LoadAllPods(admit->files, &pods, ctx)) return;
@@ -32,7 +56,7 @@ void AddAdmitCommands(CLI::App& app, Context& ctx) {
       rejected |= !r->admitted;
       results.push_back(std::move(*r));
     }
-    PrintAllocations(results, *node, admit->flags.output, ctx);
+    Print(results, *node, admit->flags.output, ctx);
     if (rejected) ctx.exit_code = kExitRejected;
   });
 
@@ -64,11 +88,12 @@ void AddAdmitCommands(CLI::App& app, Context& ctx) {
 
   auto show = std::make_shared<NodeFlags>();
   CLI::App* sc = app.add_subcommand("show", "Show the admitted pods and the node's CPU pools");
-  show->Add(sc);
+  show->Add(sc, /*with_output=*/false);
+  AddOutputOption(sc, show->output);
   sc->callback([show, &ctx] {
     auto node = show->CreateNode(ctx);
     if (node == nullptr) return;
-    PrintAllocations(node->AdmittedPods(), *node, show->output, ctx);
+    Print(node->AdmittedPods(), *node, show->output, ctx);
   });
 }
 
