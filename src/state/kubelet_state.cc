@@ -142,6 +142,12 @@ constexpr char kRestartAdvice[] =
     "(a backup of the file is kept); the kubelet's own advice - drain the node and delete the "
     "file - also works but restarts every pod";
 
+bool IsChecksumError(const absl::Status& s) {
+  std::string m(s.message());
+  const std::string suffix = "checkpoint is corrupted";
+  return m.size() >= suffix.size() && m.compare(m.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 struct CpuAnalysis {
   FileStatus file;
   std::optional<checkpoint::CpuCheckpoint> cp;
@@ -361,9 +367,7 @@ CpuAnalysis AnalyzeCpu(const std::string& path, const absl::StatusOr<std::string
       a.findings.push_back(std::move(f));
       return a;
     }
-    Finding f = Fatal(kCpuFile, inspect.error.message() == "checkpoint is corrupted"
-                                    ? "checksum"
-                                    : "corrupt");
+    Finding f = Fatal(kCpuFile, IsChecksumError(inspect.error) ? "checksum" : "corrupt");
     f.message = fmt::format("the checkpoint does not load: {}", inspect.error.message());
     f.details.push_back(inspect.algorithm);
     f.kubelet_message = kubelet_msg;
@@ -708,9 +712,7 @@ MemoryAnalysis AnalyzeMemory(const std::string& path, const absl::StatusOr<std::
   a.file.checksum = inspect.algorithm;
   const std::string kubelet_msg = kubelet.ok() ? "" : std::string(kubelet.status().message());
   if (!inspect.error.ok()) {
-    Finding f = Fatal(kMemoryFile, inspect.error.message() == "checkpoint is corrupted"
-                                       ? "checksum"
-                                       : "corrupt");
+    Finding f = Fatal(kMemoryFile, IsChecksumError(inspect.error) ? "checksum" : "corrupt");
     f.message = fmt::format("the checkpoint does not load: {}", inspect.error.message());
     f.details.push_back(inspect.algorithm);
     f.kubelet_message = kubelet_msg;
