@@ -1,8 +1,130 @@
-// PLACEHOLDER: `podtopo serve` is being written (registers no command yet).
+// podtopo serve: a simulated kubelet node serving the PodResources API (docs/serve.md).
+#include <pthread.h>
+#include <signal.h>
+
+#include <ostream>
+
+#include "CLI/CLI.hpp"
 #include "cli/cli.h"
+#include "cli/node_flags.h"
+#include "config/kubelet_config.h"
+#include "serve/daemon.h"
+#include "serve/runtime_hooks.h"
+#include "spdlog/sinks/stdout_sinks.h"
+#include "spdlog/spdlog.h"
+#include "topology/node_source.h"
 
 namespace podtopo::cli {
+namespace {
 
-void AddServeCommand(CLI::App& app, Context& ctx) {}
+struct ServeOpts {
+  NodeFlags flags;
+  std::string socket;
+  std::string pods_dir;
+  std::string metrics_addr;
+  std::string compat = "1.37";
+  std::string cri;
+  double qps = 100;
+  int burst = 10;
+  std::string log_level = "info";
+};
+
+void RunServe(const ServeOpts& o, Context& ctx) {
+  auto topology = LoadNode(o.flags.node);
+  if (!topology.ok()) return ctx.Fail(topology.status());
+  config::KubeletConfig cfg = config::SeedDefault();
+  if (!o.flags.config.empty()) {
+    auto parsed = config::LoadKubeletConfig(o.flags.config);
+    if (!parsed.ok()) return ctx.Fail(parsed.status());
+    bool errors = false;
+    for (const auto& f : parsed->findings) {
+      *ctx.err << "podtopo: " << f.ToString() << "\n";
+      errors |= f.severity == config::Finding::Severity::kError;
+    }
+    if (errors) {
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
+    cfg = std::move(parsed->config);
+  }
+  if (o.qps > 0 && o.burst < 1) {
+    return ctx.Fail("--rate-limit-burst: must be at least 1 when --rate-limit-qps is above 0");
+  }
+  auto level = spdlog::level::from_str(o.log_level);
+  if (level == spdlog::level::off && o.log_level != "off") {
+    return ctx.Fail(fmt::format("--log-level {:?}: expected trace, debug, info, warn, error or off",
+                                o.log_level));
+  }
+  auto logger = spdlog::get("podtopo");
+  if (logger == nullptr) logger = spdlog::stderr_logger_mt("podtopo");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(level);
+
+  serve::DaemonOptions d;
+  d.socket_path = o.socket;
+  d.pods_dir = o.pods_dir;
+  d.state_dir = o.flags.state_dir;
+  d.metrics_addr = o.metrics_addr;
+  d.compat = o.compat == "1.36" ? podresources::Compat::k1_36 : podresources::Compat::k1_37;
+  d.qps = o.qps;
+  d.burst = o.burst;
+  if (!o.cri.empty()) {
+    auto hooks = serve::MakeRuntimeHooks({o.cri, cfg, o.flags.state_dir});
+    if (!hooks.ok()) return ctx.Fail(hooks.status());
+    d.hooks = std::move(*hooks);
+  }
+
+  // SIGTERM / SIGINT are taken by sigwait below: block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto daemon = serve::Daemon::Start(std::move(*topology), std::move(cfg), std::move(d));
+  if (!daemon.ok()) return ctx.Fail(daemon.status());
+  if (absl::Status s = (*daemon)->WaitRestored(); !s.ok()) {
+    (*daemon)->Stop();
+    return ctx.Fail(s);
+  }
+  spdlog::info("ready: watching {}", o.pods_dir);
+  int sig = 0;
+  while (sigwait(&signals, &sig) != 0) {
+  }
+  spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  (*daemon)->Stop();
+  spdlog::info("stopped");
+  logger->flush();
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<ServeOpts>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "Run a simulated kubelet node: admit the pods of a directory, serve PodResources");
+  cmd->add_option("--socket", o->socket,
+                  "PodResources unix socket (the kubelet's: "
+                  "/var/lib/kubelet/pod-resources/kubelet.sock)")
+      ->required();
+  cmd->add_option("--pods-dir", o->pods_dir, "directory of pod manifests, watched with inotify")
+      ->required();
+  o->flags.Add(cmd, /*with_output=*/false);
+  cmd->add_option("--metrics-addr", o->metrics_addr,
+                  "serve prometheus metrics on HOST:PORT (:PORT = 127.0.0.1:PORT); off if unset");
+  cmd->add_option("--compat", o->compat, "kubelet version whose PodResources reporting to serve")
+      ->check(CLI::IsMember({"1.36", "1.37"}))
+      ->capture_default_str();
+  cmd->add_option("--cri", o->cri, "run admitted pods on this CRI runtime endpoint");
+  cmd->add_option("--rate-limit-qps", o->qps, "PodResources rate limit (0 = off)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--rate-limit-burst", o->burst, "PodResources rate limit burst")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--log-level", o->log_level, "trace | debug | info | warn | error | off")
+      ->capture_default_str();
+  cmd->callback([o, &ctx] { RunServe(*o, ctx); });
+}
 
 }  // namespace podtopo::cli

@@ -1,0 +1,201 @@
+#include "podresources/server.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "fmt/format.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+
+namespace podtopo::podresources {
+
+class PodResourcesServer::V1Service final : public v1::PodResourcesLister::Service {
+ public:
+  explicit V1Service(PodResourcesServer* s) : s_(s) {}
+  grpc::Status List(grpc::ServerContext*, const v1::ListPodResourcesRequest* req,
+                    v1::ListPodResourcesResponse* resp) override {
+    return s_->List(*req, resp);
+  }
+  grpc::Status Get(grpc::ServerContext*, const v1::GetPodResourcesRequest* req,
+                   v1::GetPodResourcesResponse* resp) override {
+    return s_->Get(*req, resp);
+  }
+  grpc::Status GetAllocatableResources(grpc::ServerContext*,
+                                       const v1::AllocatableResourcesRequest* req,
+                                       v1::AllocatableResourcesResponse* resp) override {
+    return s_->GetAllocatableResources(*req, resp);
+  }
+
+ private:
+  PodResourcesServer* s_;
+};
+
+class PodResourcesServer::V1alpha1Service final : public v1alpha1::PodResourcesLister::Service {
+ public:
+  explicit V1alpha1Service(PodResourcesServer* s) : s_(s) {}
+  grpc::Status List(grpc::ServerContext*, const v1alpha1::ListPodResourcesRequest* req,
+                    v1alpha1::ListPodResourcesResponse* resp) override {
+    return s_->ListV1alpha1(*req, resp);
+  }
+
+ private:
+  PodResourcesServer* s_;
+};
+
+PodResourcesServer::PodResourcesServer(Options options)
+    : options_(std::move(options)),
+      limiter_(options_.qps, options_.burst, options_.clock),
+      v1_(std::make_unique<V1Service>(this)),
+      v1alpha1_(std::make_unique<V1alpha1Service>(this)) {}
+
+PodResourcesServer::~PodResourcesServer() { Shutdown(std::chrono::milliseconds(0)); }
+
+void PodResourcesServer::Publish(std::shared_ptr<const ServedState> state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  state_ = std::move(state);
+}
+
+grpc::Status PodResourcesServer::Admit(std::shared_ptr<const ServedState>* state) {
+  if (!limiter_.Allow()) {
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "rejected by rate limit");
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    *state = state_;
+  }
+  if (*state == nullptr) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "node state is not restored yet; retry later");
+  }
+  return grpc::Status::OK;
+}
+
+void PodResourcesServer::Observe(const char* version, const char* method,
+                                 const grpc::Status& status) {
+  if (options_.on_request) options_.on_request(version, method, !status.ok());
+}
+
+grpc::Status PodResourcesServer::List(const v1::ListPodResourcesRequest&,
+                                      v1::ListPodResourcesResponse* response) {
+  std::shared_ptr<const ServedState> state;
+  grpc::Status st = Admit(&state);
+  if (st.ok()) {
+    if (!options_.is_running) {
+      response->CopyFrom(state->list);
+    } else {
+      for (int i = 0; i < state->list.pod_resources_size(); ++i) {
+        if (options_.is_running(state->uids[i])) {
+          *response->add_pod_resources() = state->list.pod_resources(i);
+        }
+      }
+    }
+  }
+  Observe("v1", "list", st);
+  return st;
+}
+
+grpc::Status PodResourcesServer::Get(const v1::GetPodResourcesRequest& request,
+                                     v1::GetPodResourcesResponse* response) {
+  std::shared_ptr<const ServedState> state;
+  grpc::Status st = Admit(&state);
+  if (st.ok()) {
+    auto it = state->index.find(fmt::format("{}/{}", request.pod_namespace(), request.pod_name()));
+    if (it == state->index.end() ||
+        (options_.is_running && !options_.is_running(state->uids[it->second]))) {
+      st = grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        fmt::format("pod {} in namespace {} not found", request.pod_name(),
+                                    request.pod_namespace()));
+    } else {
+      *response->mutable_pod_resources() = state->list.pod_resources(it->second);
+    }
+  }
+  Observe("v1", "get", st);
+  return st;
+}
+
+grpc::Status PodResourcesServer::GetAllocatableResources(
+    const v1::AllocatableResourcesRequest&, v1::AllocatableResourcesResponse* response) {
+  std::shared_ptr<const ServedState> state;
+  grpc::Status st = Admit(&state);
+  if (st.ok()) response->CopyFrom(state->allocatable);
+  Observe("v1", "get_allocatable", st);
+  return st;
+}
+
+grpc::Status PodResourcesServer::ListV1alpha1(const v1alpha1::ListPodResourcesRequest&,
+                                              v1alpha1::ListPodResourcesResponse* response) {
+  std::shared_ptr<const ServedState> state;
+  grpc::Status st = Admit(&state);
+  if (st.ok()) {
+    if (!options_.is_running) {
+      response->CopyFrom(state->list_v1alpha1);
+    } else {
+      for (int i = 0; i < state->list_v1alpha1.pod_resources_size(); ++i) {
+        if (options_.is_running(state->uids[i])) {
+          *response->add_pod_resources() = state->list_v1alpha1.pod_resources(i);
+        }
+      }
+    }
+  }
+  Observe("v1alpha1", "list", st);
+  return st;
+}
+
+absl::Status PodResourcesServer::Listen(const std::string& socket_path) {
+  namespace fs = std::filesystem;
+  if (server_ != nullptr) return absl::FailedPreconditionError("already listening");
+  std::error_code ec;
+  fs::path parent = fs::path(socket_path).parent_path();
+  if (!parent.empty()) {
+    fs::create_directories(parent, ec);
+    if (ec) {
+      return absl::UnavailableError(
+          fmt::format("--socket {}: cannot create directory {}: {}", socket_path,
+                      parent.string(), ec.message()));
+    }
+  }
+  // A stale socket from an earlier run (the kubelet removes it too); never another file type.
+  struct stat st;
+  if (lstat(socket_path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      return absl::FailedPreconditionError(
+          fmt::format("--socket {}: exists and is not a socket", socket_path));
+    }
+    if (unlink(socket_path.c_str()) != 0) {
+      return absl::UnavailableError(fmt::format("--socket {}: cannot remove the stale socket: {}",
+                                                socket_path, std::strerror(errno)));
+    }
+  }
+  grpc::ServerBuilder builder;
+  int bound = 0;
+  builder.AddListeningPort("unix:" + socket_path, grpc::InsecureServerCredentials(), &bound);
+  builder.RegisterService(v1_.get());
+  builder.RegisterService(v1alpha1_.get());
+  // Requests are empty or two short strings: refuse anything large before decoding it.
+  builder.SetMaxReceiveMessageSize(64 * 1024);
+  // The socket is created with the process umask: make it 0600 from the start.
+  mode_t old = umask(0177);
+  server_ = builder.BuildAndStart();
+  umask(old);
+  if (server_ == nullptr) {
+    return absl::UnavailableError(
+        fmt::format("--socket {}: cannot listen on the unix socket", socket_path));
+  }
+  chmod(socket_path.c_str(), 0600);
+  socket_path_ = socket_path;
+  return absl::OkStatus();
+}
+
+void PodResourcesServer::Shutdown(std::chrono::milliseconds grace) {
+  if (server_ == nullptr) return;
+  server_->Shutdown(std::chrono::system_clock::now() + grace);
+  server_->Wait();
+  server_.reset();
+  unlink(socket_path_.c_str());
+}
+
+}  // namespace podtopo::podresources

@@ -1,0 +1,307 @@
+#include "podresources/server.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "podresources/test_util.h"
+
+namespace podtopo::podresources {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string t = "/tmp/podtopo-pr-XXXXXX";
+    path_ = mkdtemp(t.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::shared_ptr<const ServedState> MixedState() {
+  auto node = testutil::MakeNode(testutil::PodScope());
+  serve::NodeSnapshot snap;
+  snap.pods.push_back(testutil::AdmitOrDie(*node, testutil::LoadOnePod(testutil::MixedPodPath())));
+  AllocatableView view;
+  view.cpus = node->AllocatableCpus();
+  return BuildServedState(snap, {.pod_level_gate = true}, {}, BuildAllocatable(view));
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void StartServer(PodResourcesServer::Options options) {
+    socket_ = dir_.path() + "/sub/dir/kubelet.sock";
+    server_ = std::make_unique<PodResourcesServer>(std::move(options));
+    ASSERT_TRUE(server_->Listen(socket_).ok());
+    channel_ = grpc::CreateChannel("unix:" + socket_, grpc::InsecureChannelCredentials());
+    stub_ = v1::PodResourcesLister::NewStub(channel_);
+  }
+  static PodResourcesServer::Options Unlimited() {
+    PodResourcesServer::Options o;
+    o.qps = 0;
+    return o;
+  }
+  grpc::Status List(v1::ListPodResourcesResponse* r) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    return stub_->List(&ctx, v1::ListPodResourcesRequest(), r);
+  }
+  grpc::Status Get(const std::string& ns, const std::string& name,
+                   v1::GetPodResourcesResponse* r) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::GetPodResourcesRequest req;
+    req.set_pod_namespace(ns);
+    req.set_pod_name(name);
+    return stub_->Get(&ctx, req, r);
+  }
+
+  TempDir dir_;
+  std::string socket_;
+  std::unique_ptr<PodResourcesServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::PodResourcesLister::Stub> stub_;
+};
+
+TEST_F(ServerTest, FailedPreconditionUntilStateIsPublished) {
+  StartServer(Unlimited());
+  v1::ListPodResourcesResponse r;
+  grpc::Status s = List(&r);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+  server_->Publish(MixedState());
+  EXPECT_TRUE(List(&r).ok());
+  EXPECT_EQ(r.pod_resources_size(), 1);
+}
+
+TEST_F(ServerTest, ListGetAndAllocatableOverTheSocket) {
+  StartServer(Unlimited());
+  auto state = MixedState();
+  server_->Publish(state);
+  v1::ListPodResourcesResponse list;
+  ASSERT_TRUE(List(&list).ok());
+  ASSERT_EQ(list.pod_resources_size(), 1);
+  const auto& pr = list.pod_resources(0);
+  EXPECT_EQ(pr.name(), "pod-scope-mixed");
+  EXPECT_EQ(pr.cpu_ids_size(), 4);
+  ASSERT_EQ(pr.containers_size(), 3);
+  EXPECT_EQ(pr.containers(2).name(), "main-app");
+  EXPECT_EQ(pr.containers(2).cpu_ids_size(), 2);
+  EXPECT_EQ(pr.containers(0).cpu_ids_size(), 0);
+
+  v1::GetPodResourcesResponse got;
+  ASSERT_TRUE(Get("default", "pod-scope-mixed", &got).ok());
+  EXPECT_EQ(got.pod_resources().SerializeAsString(), pr.SerializeAsString());
+
+  grpc::ClientContext ctx;
+  v1::AllocatableResourcesResponse alloc;
+  ASSERT_TRUE(stub_->GetAllocatableResources(&ctx, {}, &alloc).ok());
+  EXPECT_EQ(alloc.SerializeAsString(), state->allocatable.SerializeAsString());
+  EXPECT_GT(alloc.cpu_ids_size(), 0);
+}
+
+TEST_F(ServerTest, GetUnknownPodIsNotFoundWithTheKubeletsMessage) {
+  StartServer(Unlimited());
+  server_->Publish(MixedState());
+  v1::GetPodResourcesResponse got;
+  grpc::Status s = Get("kube-system", "nope", &got);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(s.error_message(), "pod nope in namespace kube-system not found");
+  // Namespace matters.
+  EXPECT_EQ(Get("other", "pod-scope-mixed", &got).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(ServerTest, V1alpha1ListOnTheSameSocket) {
+  StartServer(Unlimited());
+  server_->Publish(MixedState());
+  auto stub = v1alpha1::PodResourcesLister::NewStub(channel_);
+  grpc::ClientContext ctx;
+  v1alpha1::ListPodResourcesResponse r;
+  ASSERT_TRUE(stub->List(&ctx, {}, &r).ok());
+  ASSERT_EQ(r.pod_resources_size(), 1);
+  EXPECT_EQ(r.pod_resources(0).containers_size(), 3);
+}
+
+TEST_F(ServerTest, RunningFilterHidesPodsFromListAndGet) {
+  std::atomic<bool> running{false};
+  auto o = Unlimited();
+  o.is_running = [&](const std::string&) { return running.load(); };
+  StartServer(o);
+  server_->Publish(MixedState());
+  v1::ListPodResourcesResponse list;
+  ASSERT_TRUE(List(&list).ok());
+  EXPECT_EQ(list.pod_resources_size(), 0);
+  v1::GetPodResourcesResponse got;
+  EXPECT_EQ(Get("default", "pod-scope-mixed", &got).error_code(), grpc::StatusCode::NOT_FOUND);
+  running = true;
+  list.Clear();
+  ASSERT_TRUE(List(&list).ok());
+  EXPECT_EQ(list.pod_resources_size(), 1);
+  EXPECT_TRUE(Get("default", "pod-scope-mixed", &got).ok());
+}
+
+TEST_F(ServerTest, RateLimitRejectsExcessCallsAndKeepsServing) {
+  using Clock = std::chrono::steady_clock;
+  std::atomic<int64_t> now_ns{Clock::now().time_since_epoch().count()};
+  PodResourcesServer::Options o;
+  o.qps = 100;
+  o.burst = 10;
+  o.clock = [&] { return Clock::time_point(Clock::duration(now_ns.load())); };
+  std::atomic<int> requests{0}, errors{0};
+  o.on_request = [&](const char*, const char*, bool error) {
+    ++requests;
+    if (error) ++errors;
+  };
+  StartServer(o);
+  server_->Publish(MixedState());
+  int ok = 0, exhausted = 0;
+  for (int i = 0; i < 25; ++i) {
+    v1::ListPodResourcesResponse r;
+    grpc::Status s = List(&r);
+    if (s.ok()) {
+      ++ok;
+    } else {
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+      EXPECT_EQ(s.error_message(), "rejected by rate limit");
+      ++exhausted;
+    }
+  }
+  // The clock is frozen: exactly the burst passes.
+  EXPECT_EQ(ok, 10);
+  EXPECT_EQ(exhausted, 15);
+  EXPECT_EQ(requests.load(), 25);
+  EXPECT_EQ(errors.load(), 15);
+  // Time passes: the server serves again.
+  now_ns += std::chrono::nanoseconds(std::chrono::seconds(1)).count();
+  v1::ListPodResourcesResponse r;
+  EXPECT_TRUE(List(&r).ok());
+  EXPECT_EQ(r.pod_resources_size(), 1);
+}
+
+TEST_F(ServerTest, SocketIsMode0600AndStaleSocketIsReplaced) {
+  StartServer(Unlimited());
+  struct stat st;
+  ASSERT_EQ(stat(socket_.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600);
+  server_->Shutdown();
+  EXPECT_NE(access(socket_.c_str(), F_OK), 0) << "socket removed at shutdown";
+
+  // A stale socket file (a crashed run) is removed and replaced.
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_.c_str());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  close(fd);
+  ASSERT_EQ(access(socket_.c_str(), F_OK), 0);
+  PodResourcesServer again(Unlimited());
+  ASSERT_TRUE(again.Listen(socket_).ok());
+  again.Publish(MixedState());
+  auto stub = v1::PodResourcesLister::NewStub(
+      grpc::CreateChannel("unix:" + socket_, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  v1::ListPodResourcesResponse r;
+  EXPECT_TRUE(stub->List(&ctx, {}, &r).ok());
+}
+
+TEST_F(ServerTest, RefusesToReplaceARegularFile) {
+  std::string path = dir_.path() + "/not-a-socket";
+  ASSERT_TRUE(WriteFileAtomically(path, "x").ok());
+  PodResourcesServer s(Unlimited());
+  absl::Status st = s.Listen(path);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find(path), std::string::npos) << st;
+}
+
+// Raw bytes on the socket: garbage, a truncated preface, a huge HTTP/2 frame header.
+void WriteRaw(const std::string& socket_path, const std::string& bytes) {
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_path.c_str());
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  [[maybe_unused]] ssize_t n = write(fd, bytes.data(), bytes.size());
+  char buf[256];
+  timeval tv{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  [[maybe_unused]] ssize_t m = read(fd, buf, sizeof(buf));
+  close(fd);
+}
+
+TEST_F(ServerTest, MalformedAndOversizedFramesDoNotStopTheServer) {
+  StartServer(Unlimited());
+  server_->Publish(MixedState());
+  const std::string preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+  WriteRaw(socket_, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  WriteRaw(socket_, std::string(4096, '\xff'));
+  // Preface, then a DATA frame header announcing 16 MiB - 1 on stream 1 (above the 16 KiB max
+  // frame size), then some of it.
+  std::string huge = preface;
+  huge += std::string("\x00\x00\x00\x04\x00\x00\x00\x00\x00", 9);  // empty SETTINGS
+  huge += std::string("\xff\xff\xff\x00\x01\x00\x00\x00\x01", 9);
+  huge += std::string(64 * 1024, 'A');
+  WriteRaw(socket_, huge);
+  // A HEADERS frame with a garbage HPACK block.
+  std::string bad_headers = preface;
+  bad_headers += std::string("\x00\x00\x00\x04\x00\x00\x00\x00\x00", 9);
+  bad_headers += std::string("\x00\x00\x08\x01\x05\x00\x00\x00\x01", 9);
+  bad_headers += std::string(8, '\xfe');
+  WriteRaw(socket_, bad_headers);
+  // An oversized gRPC message (above the 64 KiB request limit) through a real client.
+  {
+    grpc::ClientContext ctx;
+    v1::GetPodResourcesRequest req;
+    req.set_pod_name(std::string(1 << 20, 'x'));
+    v1::GetPodResourcesResponse r;
+    grpc::Status s = stub_->Get(&ctx, req, &r);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  }
+  v1::ListPodResourcesResponse r;
+  grpc::Status s = List(&r);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(r.pod_resources_size(), 1);
+}
+
+TEST_F(ServerTest, ConcurrentListWhilePublishing) {
+  StartServer(Unlimited());
+  auto full = MixedState();
+  auto empty = BuildServedState({}, {}, {}, {});
+  server_->Publish(full);
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0}, calls{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 8; ++t) {
+    clients.emplace_back([&] {
+      auto stub = v1::PodResourcesLister::NewStub(channel_);
+      while (!stop) {
+        grpc::ClientContext ctx;
+        v1::ListPodResourcesResponse r;
+        grpc::Status s = stub->List(&ctx, {}, &r);
+        if (!s.ok() || (r.pod_resources_size() != 0 && r.pod_resources_size() != 1)) ++failures;
+        ++calls;
+      }
+    });
+  }
+  for (int i = 0; i < 200; ++i) server_->Publish(i % 2 ? full : empty);
+  while (calls < 400) std::this_thread::yield();
+  stop = true;
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+}  // namespace
+}  // namespace podtopo::podresources
