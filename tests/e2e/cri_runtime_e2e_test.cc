@@ -47,7 +47,7 @@ class CriRuntimeE2e : public ::testing::Test {
     }
     auto topo = LoadNode("local");
     ASSERT_TRUE(topo.ok()) << topo.status();
-    if (topo->cpus.Size() < 2) GTEST_SKIP() << "needs 2 CPUs";
+    if (topo->cpus.num_cpus < 2) GTEST_SKIP() << "needs 2 CPUs";
     config::KubeletConfig cfg = config::SeedDefault();
     cfg.cpu_manager_reconcile_period = config::Duration(kPeriod.count() * 1000000);
     auto node = Node::Create(*topo, cfg, {});
@@ -80,7 +80,7 @@ class CriRuntimeE2e : public ::testing::Test {
     runtime::CriRuntimeOptions o;
     o.cri_endpoint = endpoint_;
     o.cgroup_root = root_;
-    o.log_dir = fmt::format("/tmp/podtopo-e2e-logs-{}", ::getpid());
+    o.log_dir = Env("PODTOPO_E2E_RUN") + "/pod-logs";
     o.reconcile_period = kPeriod;
     o.stop_grace_seconds = 0;
     auto hooks = runtime::CriRuntime::Create(o);
