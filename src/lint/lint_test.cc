@@ -462,6 +462,33 @@ TEST(LintChecks, BudgetExceedsOneNumaNode) {
   EXPECT_EQ(g[0].container, "big");
 }
 
+// The NUMA-fit finding agrees with admission on an empty node: an error exactly when the
+// single-numa-node Topology Manager rejects the pod.
+TEST(LintChecks, BudgetExceedsNumaMatchesAdmission) {
+  const std::vector<std::string> configs = {
+      kBase, Edit("topologyManagerScope: pod", "topologyManagerScope: container")};
+  for (const std::string& cfg_text : configs) {
+    auto parsed = config::ParseKubeletConfig(cfg_text, "kubelet.yaml");
+    for (const char* cpu : {"1", "8", "15", "16", "17", "32"}) {
+      for (const char* mem : {"1Gi", "15260Mi", "16Gi", "16385Mi"}) {
+        // Pod scope: the whole pod; container scope: one Guaranteed container.
+        Pod pod = PodFrom(PodYaml(cpu, mem, std::string("  containers:\n") +
+                                                Guaranteed("a", cpu, mem)));
+        auto node = Node::Create(Demo(), parsed.config, {});
+        ASSERT_TRUE(node.ok()) << node.status();
+        auto admitted = (*node)->Admit(pod);
+        ASSERT_TRUE(admitted.ok());
+        LintReport r = Lint(parsed, Demo(), {pod});
+        const bool flagged = !WithCode(r, "budget-exceeds-numa").empty();
+        EXPECT_EQ(flagged, !admitted->admitted)
+            << "cpu " << cpu << " memory " << mem << " scope " << parsed.config.topology_manager_scope
+            << ": " << admitted->reason << "\n" << Dump(r);
+        if (!admitted->admitted) EXPECT_EQ(admitted->reason, "TopologyAffinityError");
+      }
+    }
+  }
+}
+
 TEST(LintChecks, SmtMisalignedBudget) {
   const std::string pcpus = std::string(kBase) + "cpuManagerPolicyOptions:\n  full-pcpus-only: \"true\"\n";
   LintReport fires = LintText(pcpus, {PodFrom(PodYaml("3", "2Gi", kNoResources))});

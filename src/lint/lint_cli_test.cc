@@ -1,0 +1,169 @@
+// `podtopo lint` through the built binary: exit status (1 on any error finding, 0 with
+// warnings or infos only), -o json, and bad input (file and field named, nothing on stdout).
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "testing/testing.h"
+
+namespace podtopo {
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string TempDir() {
+  static const std::string dir = testing::MakeTempDir("podtopo-lint-cli");
+  return dir;
+}
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  const std::string path = TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+Result Podtopo(const std::string& args) {
+  const std::string out = TempDir() + "/out", err = TempDir() + "/err";
+  const std::string cmd =
+      std::string(PODTOPO_BINARY) + " " + args + " </dev/null >" + out + " 2>" + err;
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(out);
+  r.err = Slurp(err);
+  return r;
+}
+
+std::string Seed(const std::string& f) { return testing::SharedDir() + "/seed/" + f; }
+std::string Example(const std::string& f) { return testing::SourceDir() + "/docs/examples/" + f; }
+
+TEST(LintCli, SeedConfigFailsAndFlagsMemoryManager) {
+  Result r = Podtopo("lint --config " + Seed("kubelet-config-as-in-article.yaml") + " " +
+                     Seed("pod-level-resource-demo.yaml"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("warning [unknown-field] memoryManager:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("did you mean memoryManagerPolicy?"), std::string::npos);
+  EXPECT_NE(r.out.find("error [cpu-reservation]"), std::string::npos);
+  EXPECT_NE(r.out.find("pod_shared"), std::string::npos);
+}
+
+TEST(LintCli, SeedConfigJson) {
+  Result r = Podtopo("lint --config " + Seed("kubelet-config-as-in-article.yaml") + " " +
+                     Seed("pod-level-resource-demo.yaml") + " -o json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_GE(j["summary"]["errors"].get<int>(), 1);
+  bool found = false;
+  for (const auto& f : j["findings"]) {
+    if (f["code"] == "unknown-field" && f["field"] == "memoryManager") {
+      found = true;
+      EXPECT_EQ(f["severity"], "warning");
+      EXPECT_EQ(f["line"], 12);
+      EXPECT_NE(f["hint"].get<std::string>().find("memoryManagerPolicy"), std::string::npos);
+    }
+  }
+  EXPECT_TRUE(found) << r.out;
+  EXPECT_EQ(j["pods"][0]["bubbleCpus"], 2);
+  EXPECT_EQ(j["pods"][0]["containers"][0]["role"], "pod_shared");
+}
+
+TEST(LintCli, TutorialConfigCleanExitZero) {
+  Result r = Podtopo("lint --config " + Example("kubelet-config.yaml") + " " +
+                     Example("pod-level-resource-demo.yaml") + " " +
+                     Example("pod-scope-mixed.yaml") + " -o json");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["summary"]["errors"], 0);
+  EXPECT_EQ(j["summary"]["warnings"], 0);
+  EXPECT_EQ(j["pods"].size(), 2u);
+  EXPECT_EQ(j["pods"][1]["containers"][2]["role"], "pod_exclusive");
+}
+
+TEST(LintCli, WarningsAloneExitZero) {
+  std::string cfg = Slurp(Example("kubelet-config.yaml"));
+  const std::string from = "topologyManagerPolicy: single-numa-node";
+  ASSERT_NE(cfg.find(from), std::string::npos);
+  cfg.replace(cfg.find(from), from.size(), "topologyManagerPolicy: none");
+  Result r = Podtopo("lint --config " + WriteFile("tm-none.yaml", cfg));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("warning [topology-policy-none]"), std::string::npos) << r.out;
+}
+
+TEST(LintCli, ErrorFindingExitOne) {
+  std::string cfg = Slurp(Example("kubelet-config.yaml"));
+  const std::string from = "memory: 1124Mi";
+  ASSERT_NE(cfg.find(from), std::string::npos);
+  cfg.replace(cfg.find(from), from.size(), "memory: 1Gi");
+  Result r = Podtopo("lint --config " + WriteFile("reserved.yaml", cfg));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("error [memory-reservation]"), std::string::npos) << r.out;
+}
+
+TEST(LintCli, BadConfigYamlIsBadInput) {
+  const std::string path = WriteFile("broken.yaml", "cpuManagerPolicy: [static\n");
+  Result r = Podtopo("lint --config " + path);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+}
+
+TEST(LintCli, BadPodYamlIsBadInput) {
+  const std::string path = WriteFile("badpod.yaml",
+                                     "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n"
+                                     "  containers:\n  - name: a\n    resources:\n"
+                                     "      requests: {cpu: lots}\n");
+  Result r = Podtopo("lint --config " + Example("kubelet-config.yaml") + " " + path);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find("badpod.yaml"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cpu"), std::string::npos) << r.err;
+}
+
+TEST(LintCli, MissingConfigFileIsBadInput) {
+  Result r = Podtopo("lint --config " + TempDir() + "/nope.yaml");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("nope.yaml"), std::string::npos) << r.err;
+}
+
+TEST(LintCli, OtherNode) {
+  // preset:dual-socket-ht has two NUMA nodes of 6 CPUs (CPU 0 reserved): a 6-CPU budget fits
+  // only NUMA 1 and a 7-CPU budget none.
+  auto pod = [](const std::string& cpu) {
+    return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  resources:\n"
+           "    requests: {cpu: \"" + cpu + "\", memory: 1Gi}\n"
+           "    limits: {cpu: \"" + cpu + "\", memory: 1Gi}\n"
+           "  containers:\n  - name: a\n    image: x\n";
+  };
+  Result r = Podtopo("lint --config " + Example("kubelet-config.yaml") + " " +
+                     WriteFile("seven.yaml", pod("7")) + " --node preset:dual-socket-ht");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("error [budget-exceeds-numa]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NUMA 0: 5, NUMA 1: 6"), std::string::npos) << r.out;
+  Result fits = Podtopo("lint --config " + Example("kubelet-config.yaml") + " " +
+                        WriteFile("six.yaml", pod("6")) + " --node preset:dual-socket-ht");
+  EXPECT_EQ(fits.exit_code, 0) << fits.out << fits.err;
+  // On the default node (preset:demo, 16 CPUs per NUMA node) both fit.
+  EXPECT_EQ(Podtopo("lint --config " + Example("kubelet-config.yaml") + " " +
+                    WriteFile("seven.yaml", pod("7")))
+                .exit_code,
+            0);
+}
+
+}  // namespace
+}  // namespace podtopo
