@@ -435,9 +435,29 @@ std::string DecisionForMerge(const AdmissionTrace& t, const Step& s) {
                        "no single NUMA node holds the request{}",
                        where);
   }
-  return fmt::format("restricted admits only a preferred merged hint; the best merged hint{} is "
-                     "{}, not preferred: no NUMA mask is preferred by every provider",
-                     where, FormatNuma(s.merged.numa));
+  std::string out =
+      fmt::format("restricted admits only a preferred merged hint; the best merged hint{} is "
+                  "{}, not preferred: no NUMA mask is preferred by every provider",
+                  where, FormatNuma(s.merged.numa));
+  // Providers whose narrowest preferred hints differ in width can never agree.
+  std::vector<std::string> widths;
+  std::set<size_t> distinct;
+  for (const ResourceHints& r : s.hints) {
+    if (r.state != "hints") continue;
+    for (const HintView& h : r.hints) {
+      if (h.preferred && h.numa.has_value()) {
+        widths.push_back(fmt::format("{} {}", r.resource.empty() ? r.provider : r.resource,
+                                     Plural(static_cast<int64_t>(h.numa->size()), "NUMA node",
+                                            "NUMA nodes")));
+        distinct.insert(h.numa->size());
+        break;
+      }
+    }
+  }
+  if (distinct.size() > 1) {
+    out += fmt::format(" (their preferred hints have different widths: {})", Join(widths, ", "));
+  }
+  return out;
 }
 
 std::string FitAmount(const std::string& res, int64_t v) {
@@ -563,6 +583,23 @@ Explanation Explain(const PodAllocation& result) {
       e.decision = fmt::format("the {} manager failed to allocate {} after the merge admitted "
                                "it: {}",
                                f.provider, who, f.message);
+      if (f.provider == "memory" && !t.merges.empty()) {
+        const MergeStep& ms = t.merges.back();
+        for (const auto& [type, need] : ms.memory_request) {
+          std::vector<std::string> per_numa;
+          for (const NumaSnapshot& n : ms.numa) {
+            uint64_t free = n.memory_free.count(type) ? n.memory_free.at(type) : 0;
+            per_numa.push_back(fmt::format(
+                "NUMA {}: {} free{}", n.id, FormatSize(free),
+                n.memory_group.empty() ? "" : " (group " + NumaList(n.memory_group) + ")"));
+          }
+          e.decision += fmt::format(
+              "; {}: need {}; {}: no NUMA mask holds it (a node of a multi-NUMA group "
+              "cannot serve alone), so the Memory Manager gave no hint and the merge followed "
+              "the other providers",
+              type, FormatSize(need), Join(per_numa, ", "));
+        }
+      }
     }
   } else if (result.admitted) {
     if (e.steps.empty()) {
@@ -597,8 +634,10 @@ class Replayer {
     auto node = Node::Create(scenario_.topology, config, o);
     if (!node.ok()) return std::nullopt;
     if (!empty_node) {
+      // The variant must see the same node: every pod admitted before must still be admitted.
       for (const Pod& p : before_) {
-        if (!(*node)->Admit(p).ok()) return std::nullopt;
+        auto r = (*node)->Admit(p);
+        if (!r.ok() || !r->admitted) return std::nullopt;
       }
     }
     auto r = (*node)->Admit(pod);
@@ -612,7 +651,15 @@ class Replayer {
   const std::vector<Pod>& before_;
 };
 
-std::string MergedOf(const PodAllocation& a) {
+// The merged hint stored for `container` ("" = the pod's).
+std::string MergedOf(const PodAllocation& a, const std::string& container = "") {
+  if (!container.empty()) {
+    for (const auto& c : a.containers) {
+      if (c.name == container && c.topology_hint.has_value()) {
+        return HintText(ViewOf(*c.topology_hint));
+      }
+    }
+  }
   if (a.topology_hint.has_value()) return HintText(ViewOf(*a.topology_hint));
   return "no NUMA hint";
 }
@@ -774,7 +821,7 @@ void SuggestSmallerForMerge(const AdmissionTrace& t, const Explanation& e, const
       if (r.has_value() && r->admitted) {
         out.push_back({"smaller-request",
                        fmt::format("request {}: it fits {}; checked: admitted with hint {}", what,
-                                   OnNuma(c.mask), MergedOf(*r)),
+                                   OnNuma(c.mask), MergedOf(*r, ms->container)),
                        true});
         return;
       }
@@ -797,9 +844,10 @@ void SuggestPolicies(const AdmissionTrace& t, const Replayer& rp, const Scenario
                            ? " (best-effort admits whatever the alignment; CPUs and memory may "
                              "sit on different NUMA nodes)"
                            : "";
+    std::string container = t.merges.empty() ? "" : t.merges.back().container;
     out.push_back({"policy",
                    fmt::format("topologyManagerPolicy: {} admits it: merged hint {}{}; checked", p,
-                               MergedOf(*r), note),
+                               MergedOf(*r, container), note),
                    true});
   }
 }
@@ -835,11 +883,43 @@ void SuggestEmptyNode(const AdmissionTrace& t, const Replayer& rp, const Scenari
     for (const auto& [type, a] : memory) parts.push_back(fmt::format("{} {}", FormatSize(a), type));
     detail = fmt::format(" (its largest NUMA node has {})", Join(parts, ", "));
   }
+  std::string reason = r.has_value() ? r->reason : "";
+  std::string need;
+  if (reason == kReasonTopologyAffinity) {
+    need = "it needs a node with larger NUMA nodes, or a smaller request";
+  } else if (reason.rfind("OutOf", 0) == 0) {
+    need = fmt::format("it needs a node with more allocatable {}, or a smaller request",
+                       reason.substr(5));
+    detail.clear();
+  } else {
+    need = "the pod itself must change";
+    detail.clear();
+  }
   out.push_back({"node",
-                 fmt::format("even an empty node of this shape rejects it{}{}: it needs a node "
-                             "with larger NUMA nodes or a smaller request",
-                             r.has_value() ? " with " + r->reason : "", detail),
+                 fmt::format("even an empty node of this shape rejects it{}{}: {}",
+                             reason.empty() ? "" : " with " + reason, detail, need),
                  false});
+}
+
+// The pod-level budget raised until its shared containers get something (EmptyPodSharedPool).
+void SuggestLargerBudget(const AdmissionTrace& t, const Replayer& rp, bool memory,
+                         std::vector<Suggestion>& out) {
+  std::string res = memory ? std::string(kResourceMemory) : std::string(kResourceCpu);
+  int64_t step = memory ? (int64_t{256} << 20) : 1;
+  for (int k = 1; k <= 4; ++k) {
+    std::string what;
+    auto pod = Adjust(t.pod, t, "", res, k * step, &what);
+    if (!pod.has_value()) break;
+    auto r = rp.Run(*pod);
+    if (r.has_value() && r->admitted) {
+      out.push_back({"larger-budget",
+                     fmt::format("raise {} so the shared containers get some: checked, admitted "
+                                 "with hint {}",
+                                 what, MergedOf(*r)),
+                     true});
+      return;
+    }
+  }
 }
 
 std::vector<Suggestion> Suggest(const PodAllocation& result, const Explanation& e,
@@ -874,6 +954,8 @@ std::vector<Suggestion> Suggest(const PodAllocation& result, const Explanation& 
         if (r.has_value() && r->admitted) {
           s.text = fmt::format("request {}: checked, admitted", what);
           s.verified = true;
+        } else if (r.has_value()) {
+          s.text += fmt::format("; but with {} the node still rejects it ({})", what, r->reason);
         }
       }
       out.push_back(std::move(s));
@@ -883,6 +965,9 @@ std::vector<Suggestion> Suggest(const PodAllocation& result, const Explanation& 
   }
   const bool merge_rejected = !t.merges.empty() && !t.merges.back().result.admit;
   if (merge_rejected) {
+    if (t.pod_level_path && !t.cpu_shared_pool_error.empty()) {
+      SuggestLargerBudget(t, rp, /*memory=*/false, out);
+    }
     SuggestSmallerForMerge(t, e, rp, out);
     SuggestPolicies(t, rp, sc, out);
     SuggestEmptyNode(t, rp, sc, out);
@@ -928,23 +1013,7 @@ std::vector<Suggestion> Suggest(const PodAllocation& result, const Explanation& 
         }
       }
     } else if (f.reason == kReasonEmptyPodSharedPool) {
-      bool memory = f.message.find("cpu") == std::string::npos;
-      std::string res = memory ? std::string(kResourceMemory) : std::string(kResourceCpu);
-      int64_t step = memory ? (int64_t{256} << 20) : 1;
-      for (int k = 1; k <= 4; ++k) {
-        std::string what;
-        auto pod = Adjust(t.pod, t, "", res, k * step, &what);
-        if (!pod.has_value()) break;
-        auto r = rp.Run(*pod);
-        if (r.has_value() && r->admitted) {
-          out.push_back({"larger-budget",
-                         fmt::format("raise {} so the shared containers get some: checked, "
-                                     "admitted with hint {}",
-                                     what, MergedOf(*r)),
-                         true});
-          break;
-        }
-      }
+      SuggestLargerBudget(t, rp, f.message.find("cpu") == std::string::npos, out);
     }
     SuggestPolicies(t, rp, sc, out);
     SuggestEmptyNode(t, rp, sc, out);
@@ -1048,7 +1117,14 @@ std::string RenderText(const Explanation& e) {
                   ? "NUMA masks tried (single-numa-node keeps only preferred single-NUMA hints):"
                   : "NUMA masks tried:");
       const size_t kMax = 15;
-      for (size_t i = 0; i < s.masks.size() && i < kMax; ++i) {
+      bool same = s.masks.size() > 1 && !s.masks[0].fits;
+      for (const MaskCheck& m : s.masks) same = same && !m.fits && m.why == s.masks[0].why;
+      if (same) {
+        std::vector<std::string> all;
+        for (const MaskCheck& m : s.masks) all.push_back(FormatNuma(m.numa));
+        line(6, fmt::format("{}: none fits - {}", Join(all, "; "), Join(s.masks[0].why, "; ")));
+      }
+      for (size_t i = 0; !same && i < s.masks.size() && i < kMax; ++i) {
         const MaskCheck& m = s.masks[i];
         std::string verdict = m.preferred ? "fits (preferred)"
                               : m.fits    ? "fits (not preferred)"
@@ -1056,7 +1132,7 @@ std::string RenderText(const Explanation& e) {
         line(6, fmt::format("{}: {}{}", FormatNuma(m.numa), verdict,
                             m.why.empty() ? "" : " - " + Join(m.why, "; ")));
       }
-      if (s.masks.size() > kMax) {
+      if (!same && s.masks.size() > kMax) {
         line(6, fmt::format("... {} more masks (-o json lists them all)", s.masks.size() - kMax));
       }
     }

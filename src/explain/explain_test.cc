@@ -1,0 +1,408 @@
+// Explain tests: every rejection reason podtopo produces, and the seed pod on the default node.
+//
+// The node is the `demo` preset: 4 NUMA nodes of 16 CPUs (8 cores x 2 threads) and 16Gi each.
+// The seed configuration reserves 1 CPU (CPU 0, on NUMA 0) and 1124Mi of memory on NUMA 0, so
+// NUMA 0 has 15 free CPUs and the others 16. The assertions check those facts (numbers, masks,
+// CPUs), not whole texts.
+#include "explain/explain.h"
+
+#include <filesystem>
+
+#include "api/pod_yaml.h"
+#include "cpuset/cpuset.h"
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/testing.h"
+#include "topology/node_source.h"
+
+namespace podtopo::explain {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Testdata(const std::string& name) {
+  return testing::SourceDir() + "/src/explain/testdata/" + name;
+}
+
+config::KubeletConfig Config(const std::string& path) {
+  auto c = config::LoadKubeletConfig(path);
+  EXPECT_TRUE(c.ok()) << c.status();
+  return c->config;
+}
+
+config::KubeletConfig SeedConfig() {
+  return Config(testing::SourceDir() + "/docs/examples/kubelet-config.yaml");
+}
+
+std::vector<Pod> Pods(const std::string& path) {
+  auto p = LoadPods(path);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? *p : std::vector<Pod>{};
+}
+
+std::vector<Explanation> ExplainFile(const std::string& pods, const config::KubeletConfig& config,
+                             const std::string& state_dir = "") {
+  auto node = LoadNode("preset:demo");
+  EXPECT_TRUE(node.ok());
+  auto ex = ExplainPods({*node, config, state_dir}, Pods(pods));
+  EXPECT_TRUE(ex.ok()) << ex.status();
+  return ex.ok() ? *ex : std::vector<Explanation>{};
+}
+
+const ContainerView& C(const Explanation& e, const std::string& name) {
+  for (const auto& c : e.containers) {
+    if (c.name == name) return c;
+  }
+  ADD_FAILURE() << "no container " << name;
+  static ContainerView none;
+  return none;
+}
+
+const MaskCheck* Mask(const Step& s, std::vector<int> numa) {
+  for (const auto& m : s.masks) {
+    if (m.numa == numa) return &m;
+  }
+  return nullptr;
+}
+
+const Suggestion* Suggested(const Explanation& e, const std::string& kind) {
+  for (const auto& s : e.suggestions) {
+    if (s.kind == kind) return &s;
+  }
+  return nullptr;
+}
+
+std::string AllWhy(const MaskCheck& m) {
+  std::string out;
+  for (const auto& w : m.why) out += w + "\n";
+  return out;
+}
+
+TEST(ExplainTest, SeedPodOnDefaultNode) {
+  for (const std::string& path :
+       {std::string(testing::SharedDir() + "/seed/pod-level-resource-demo.yaml"),
+        testing::SourceDir() + "/docs/examples/pod-level-resource-demo.yaml"}) {
+    SCOPED_TRACE(path);
+    auto ex = ExplainFile(path, SeedConfig());
+    ASSERT_EQ(ex.size(), 1u);
+    const Explanation& e = ex[0];
+    EXPECT_TRUE(e.admitted);
+    EXPECT_EQ(e.qos, "Guaranteed");
+    EXPECT_THAT(e.qos_why, HasSubstr("spec.resources"));
+    EXPECT_TRUE(e.pod_level);
+    EXPECT_EQ(e.scope, "pod");
+    EXPECT_EQ(e.pod_budget, "2 CPUs, memory 2Gi");
+    // worker declares nothing of its own: the pod shared pool, not exclusive cores.
+    const ContainerView& worker = C(e, "worker");
+    EXPECT_EQ(worker.placement, "pod-shared");
+    EXPECT_EQ(worker.exclusive_cpus, 0);
+    EXPECT_THAT(worker.why, HasSubstr("declares no cpu or memory requests"));
+    EXPECT_THAT(worker.why, HasSubstr("not on exclusive cores"));
+    const ContainerView& sidecar = C(e, "telemetry-sidecar");
+    EXPECT_EQ(sidecar.placement, "pod-shared");
+    // Both share the pod's 2 CPUs.
+    EXPECT_EQ(worker.cpus, e.pod_cpus);
+    EXPECT_EQ(sidecar.cpus, e.pod_cpus);
+    auto cpus = CpuSet::Parse(e.pod_cpus);
+    ASSERT_TRUE(cpus.ok());
+    EXPECT_EQ(cpus->Size(), 2);
+    // One pod-scope merge: cpu 2 CPUs and memory 2Gi fit on every single node; the narrowest
+    // lowest preferred mask is NUMA 0.
+    ASSERT_EQ(e.steps.size(), 1u);
+    const Step& s = e.steps[0];
+    EXPECT_EQ(s.container, "");
+    bool saw_cpu = false, saw_memory = false;
+    for (const auto& r : s.hints) {
+      if (r.provider == "cpu") {
+        saw_cpu = true;
+        EXPECT_EQ(r.request, "2 CPUs");
+        // Every non-empty mask of 4 nodes: 15 hints, the 4 single nodes preferred.
+        EXPECT_EQ(r.hints.size(), 15u);
+        int preferred = 0;
+        for (const auto& h : r.hints) preferred += h.preferred;
+        EXPECT_EQ(preferred, 4);
+      }
+      if (r.provider == "memory") {
+        saw_memory = true;
+        EXPECT_EQ(r.resource, "memory");
+        EXPECT_EQ(r.request, "2Gi");
+      }
+    }
+    EXPECT_TRUE(saw_cpu);
+    EXPECT_TRUE(saw_memory);
+    ASSERT_TRUE(s.merged.numa.has_value());
+    EXPECT_EQ(*s.merged.numa, std::vector<int>{0});
+    EXPECT_TRUE(s.merged.preferred);
+    EXPECT_TRUE(s.masks.empty());
+    EXPECT_TRUE(e.suggestions.empty());
+    std::string text = RenderText(e);
+    EXPECT_THAT(text, HasSubstr("worker (app): pod shared pool"));
+    EXPECT_THAT(text, HasSubstr("merged: NUMA 0 (preferred) -> admit"));
+  }
+}
+
+TEST(ExplainTest, SingleNumaNodePodScopeNoNodeHoldsTheBudget) {
+  auto ex = ExplainFile(Testdata("big-pod-level.yaml"), SeedConfig());
+  ASSERT_EQ(ex.size(), 1u);
+  const Explanation& e = ex[0];
+  EXPECT_FALSE(e.admitted);
+  EXPECT_EQ(e.reason, "TopologyAffinityError");
+  ASSERT_EQ(e.steps.size(), 1u);
+  const Step& s = e.steps[0];
+  EXPECT_FALSE(s.admit);
+  // single-numa-node tries the single nodes only.
+  ASSERT_EQ(s.masks.size(), 4u);
+  EXPECT_THAT(AllWhy(*Mask(s, {0})), HasSubstr("cpu: need 20, free 15 on NUMA 0"));
+  for (int n : {1, 2, 3}) {
+    EXPECT_THAT(AllWhy(*Mask(s, {n})),
+                HasSubstr(fmt::format("cpu: need 20, free 16 on NUMA {}", n)));
+    EXPECT_FALSE(Mask(s, {n})->fits);
+  }
+  EXPECT_THAT(e.decision, HasSubstr("single-numa-node"));
+  EXPECT_THAT(e.decision, HasSubstr("no single NUMA node holds the request"));
+  // The largest request one node holds: 16 CPUs on NUMA 1 (NUMA 0 has 15).
+  const Suggestion* smaller = Suggested(e, "smaller-request");
+  ASSERT_NE(smaller, nullptr);
+  EXPECT_TRUE(smaller->verified);
+  EXPECT_THAT(smaller->text, HasSubstr("cpu 16 (instead of 20)"));
+  EXPECT_THAT(smaller->text, HasSubstr("NUMA 1"));
+  // best-effort admits it across two nodes; restricted does not (cpu prefers 2 nodes,
+  // memory 1).
+  const Suggestion* policy = Suggested(e, "policy");
+  ASSERT_NE(policy, nullptr);
+  EXPECT_THAT(policy->text, HasSubstr("best-effort"));
+  for (const auto& sug : e.suggestions) EXPECT_THAT(sug.text, ::testing::Not(HasSubstr("restricted")));
+  // Even an empty demo node cannot hold 20 CPUs on one NUMA node.
+  const Suggestion* node = Suggested(e, "node");
+  ASSERT_NE(node, nullptr);
+  EXPECT_FALSE(node->verified);
+  EXPECT_THAT(node->text, HasSubstr("16 allocatable CPUs"));
+  EXPECT_THAT(RenderText(e), HasSubstr("cpu: need 20, free 15 on NUMA 0"));
+}
+
+TEST(ExplainTest, RestrictedPodScopeMergedHintNotPreferred) {
+  auto ex = ExplainFile(Testdata("big-pod-level.yaml"), Config(Testdata("restricted-pod.yaml")));
+  ASSERT_EQ(ex.size(), 1u);
+  const Explanation& e = ex[0];
+  EXPECT_EQ(e.reason, "TopologyAffinityError");
+  const Step& s = e.steps.at(0);
+  // The merged hint is the best non-preferred mask, two nodes wide.
+  ASSERT_TRUE(s.merged.numa.has_value());
+  EXPECT_EQ(*s.merged.numa, (std::vector<int>{0, 1}));
+  EXPECT_FALSE(s.merged.preferred);
+  EXPECT_EQ(s.masks.size(), 15u);
+  const MaskCheck* pair = Mask(s, {0, 1});
+  ASSERT_NE(pair, nullptr);
+  EXPECT_TRUE(pair->fits);
+  EXPECT_FALSE(pair->preferred);
+  EXPECT_THAT(AllWhy(*pair), HasSubstr("memory: fits, but the hint is not preferred"));
+  EXPECT_THAT(AllWhy(*Mask(s, {2})), HasSubstr("cpu: need 20, free 16 on NUMA 2"));
+  EXPECT_THAT(e.decision, HasSubstr("restricted admits only a preferred merged hint"));
+  EXPECT_THAT(e.decision, HasSubstr("cpu 2 NUMA nodes, memory 1 NUMA node"));
+  const Suggestion* policy = Suggested(e, "policy");
+  ASSERT_NE(policy, nullptr);
+  EXPECT_THAT(policy->text, HasSubstr("best-effort"));
+}
+
+TEST(ExplainTest, SingleNumaNodeContainerScope) {
+  auto ex = ExplainFile(Testdata("container-big.yaml"),
+                Config(Testdata("single-numa-node-container.yaml")));
+  ASSERT_EQ(ex.size(), 1u);
+  const Explanation& e = ex[0];
+  EXPECT_EQ(e.reason, "TopologyAffinityError");
+  EXPECT_EQ(e.scope, "container");
+  // One merge per container; helper's passed and took 2 CPUs of NUMA 0 before app's failed.
+  ASSERT_EQ(e.steps.size(), 2u);
+  EXPECT_EQ(e.steps[0].container, "helper");
+  EXPECT_TRUE(e.steps[0].admit);
+  EXPECT_EQ(e.steps[1].container, "app");
+  EXPECT_FALSE(e.steps[1].admit);
+  EXPECT_THAT(AllWhy(*Mask(e.steps[1], {0})), HasSubstr("cpu: need 20, free 13 on NUMA 0"));
+  EXPECT_THAT(AllWhy(*Mask(e.steps[1], {3})), HasSubstr("cpu: need 20, free 16 on NUMA 3"));
+  EXPECT_THAT(e.decision, HasSubstr("(container app)"));
+  EXPECT_EQ(C(e, "app").placement, "exclusive");
+  EXPECT_EQ(C(e, "app").exclusive_cpus, 20);
+  const Suggestion* smaller = Suggested(e, "smaller-request");
+  ASSERT_NE(smaller, nullptr);
+  EXPECT_TRUE(smaller->verified);
+  EXPECT_THAT(smaller->text, HasSubstr("container app cpu 16 (instead of 20)"));
+}
+
+TEST(ExplainTest, RestrictedContainerScopeMemoryGroupRules) {
+  auto ex = ExplainFile(Testdata("container-big.yaml"), Config(Testdata("restricted-container.yaml")));
+  ASSERT_EQ(ex.size(), 1u);
+  const Explanation& e = ex[0];
+  EXPECT_EQ(e.reason, "TopologyAffinityError");
+  const Step& s = e.steps.at(1);
+  // helper's memory sits alone on NUMA 0, so NUMA 0 cannot join a multi-NUMA memory mask.
+  const MaskCheck* m01 = Mask(s, {0, 1});
+  ASSERT_NE(m01, nullptr);
+  EXPECT_FALSE(m01->fits);
+  EXPECT_THAT(AllWhy(*m01), HasSubstr("NUMA 0 already holds single-NUMA memory allocations"));
+  const MaskCheck* m12 = Mask(s, {1, 2});
+  ASSERT_NE(m12, nullptr);
+  EXPECT_TRUE(m12->fits);
+  EXPECT_FALSE(m12->preferred);
+  ASSERT_TRUE(s.merged.numa.has_value());
+  EXPECT_EQ(*s.merged.numa, (std::vector<int>{1, 2}));
+}
+
+TEST(ExplainTest, SmtAlignmentError) {
+  auto ex = ExplainFile(Testdata("odd-cpus.yaml"), Config(Testdata("full-pcpus-only.yaml")));
+  ASSERT_EQ(ex.size(), 1u);
+  const Explanation& e = ex[0];
+  EXPECT_EQ(e.reason, "SMTAlignmentError");
+  ASSERT_TRUE(e.allocation_failure.has_value());
+  EXPECT_EQ(e.allocation_failure->provider, "cpu");
+  EXPECT_THAT(e.allocation_failure->message, HasSubstr("requested 3 cpus"));
+  EXPECT_THAT(e.decision, HasSubstr("2 CPUs per core"));
+  // The merge itself admitted it.
+  ASSERT_EQ(e.steps.size(), 1u);
+  EXPECT_TRUE(e.steps[0].admit);
+  const Suggestion* smaller = Suggested(e, "smaller-request");
+  ASSERT_NE(smaller, nullptr);
+  EXPECT_TRUE(smaller->verified);
+  EXPECT_THAT(smaller->text, HasSubstr("cpu 2 (instead of 3)"));
+  const Suggestion* option = Suggested(e, "cpu-policy-option");
+  ASSERT_NE(option, nullptr);
+  EXPECT_TRUE(option->verified);
+  EXPECT_THAT(option->text, HasSubstr("full-pcpus-only"));
+}
+
+TEST(ExplainTest, EmptyPodSharedPoolErrorUnderBestEffort) {
+  auto ex = ExplainFile(Testdata("empty-shared-pool.yaml"), Config(Testdata("best-effort-pod.yaml")));
+  ASSERT_EQ(ex.size(), 1u);
+  const Explanation& e = ex[0];
+  EXPECT_EQ(e.reason, "EmptyPodSharedPoolError");
+  EXPECT_EQ(C(e, "app").placement, "pod-exclusive");
+  EXPECT_EQ(C(e, "app").exclusive_cpus, 4);
+  EXPECT_EQ(C(e, "logger").placement, "pod-shared");
+  ASSERT_TRUE(e.allocation_failure.has_value());
+  EXPECT_EQ(e.allocation_failure->provider, "cpu");
+  EXPECT_THAT(e.decision, HasSubstr("shared pool would be empty"));
+  EXPECT_THAT(e.decision, HasSubstr("logger"));
+  // The CPU Manager offered no placement for the pod.
+  bool no_placement = false;
+  for (const auto& r : e.steps.at(0).hints) {
+    no_placement |= r.provider == "cpu" && r.state == "no-placement";
+  }
+  EXPECT_TRUE(no_placement);
+  const Suggestion* larger = Suggested(e, "larger-budget");
+  ASSERT_NE(larger, nullptr);
+  EXPECT_TRUE(larger->verified);
+  EXPECT_THAT(larger->text, HasSubstr("cpu 5 (instead of 4)"));
+}
+
+TEST(ExplainTest, EmptySharedPoolIsATopologyAffinityErrorUnderSingleNumaNode) {
+  auto ex = ExplainFile(Testdata("empty-shared-pool.yaml"), SeedConfig());
+  ASSERT_EQ(ex.size(), 1u);
+  const Explanation& e = ex[0];
+  EXPECT_EQ(e.reason, "TopologyAffinityError");
+  ASSERT_EQ(e.steps.at(0).masks.size(), 4u);
+  EXPECT_THAT(AllWhy(e.steps[0].masks[0]), HasSubstr("shared pool would get no CPUs"));
+  EXPECT_THAT(e.decision, HasSubstr("shared pool would be empty"));
+  const Suggestion* larger = Suggested(e, "larger-budget");
+  ASSERT_NE(larger, nullptr);
+  EXPECT_TRUE(larger->verified);
+}
+
+TEST(ExplainTest, OutOfCpu) {
+  auto ex = ExplainFile(Testdata("too-much-cpu.yaml"), SeedConfig());
+  ASSERT_EQ(ex.size(), 1u);
+  const Explanation& e = ex[0];
+  EXPECT_EQ(e.reason, "OutOfcpu");
+  ASSERT_TRUE(e.node_fit.has_value());
+  EXPECT_EQ(e.node_fit->resource, "cpu");
+  EXPECT_EQ(e.node_fit->requested, 100000);
+  EXPECT_EQ(e.node_fit->capacity, 63000);  // 64 CPUs - 1 reserved
+  EXPECT_EQ(e.node_fit->used, 0);
+  EXPECT_TRUE(e.steps.empty());  // the managers never ran
+  EXPECT_THAT(e.decision, HasSubstr("63 CPUs left"));
+  const Suggestion* smaller = Suggested(e, "smaller-request");
+  ASSERT_NE(smaller, nullptr);
+  EXPECT_THAT(smaller->text, HasSubstr("at most 63 CPUs"));
+  // 63 exclusive CPUs would still need 4 NUMA nodes under single-numa-node.
+  EXPECT_FALSE(smaller->verified);
+  EXPECT_THAT(smaller->text, HasSubstr("TopologyAffinityError"));
+}
+
+TEST(ExplainTest, OutOfMemory) {
+  auto ex = ExplainFile(Testdata("too-much-memory.yaml"), SeedConfig());
+  ASSERT_EQ(ex.size(), 1u);
+  const Explanation& e = ex[0];
+  EXPECT_EQ(e.reason, "OutOfmemory");
+  ASSERT_TRUE(e.node_fit.has_value());
+  EXPECT_EQ(e.node_fit->requested, int64_t{100} << 30);
+  // 4 x 16Gi - systemReserved 1Gi - eviction 100Mi.
+  EXPECT_EQ(e.node_fit->capacity, (int64_t{64} << 30) - (int64_t{1} << 30) - (int64_t{100} << 20));
+  EXPECT_THAT(e.decision, HasSubstr("64412Mi"));
+}
+
+TEST(ExplainTest, OutOfExtendedResource) {
+  auto ex = ExplainFile(Testdata("hugepages.yaml"), SeedConfig());
+  ASSERT_EQ(ex.size(), 1u);
+  const Explanation& e = ex[0];
+  EXPECT_EQ(e.reason, "OutOfhugepages-2Mi");
+  ASSERT_TRUE(e.node_fit.has_value());
+  EXPECT_EQ(e.node_fit->requested, int64_t{64} << 20);
+  EXPECT_EQ(e.node_fit->capacity, 0);
+  const Suggestion* node = Suggested(e, "node");
+  ASSERT_NE(node, nullptr);
+  EXPECT_THAT(node->text, HasSubstr("more allocatable hugepages-2Mi"));
+}
+
+TEST(ExplainTest, UnexpectedAdmissionErrorFromMemoryGroups) {
+  // Pods are explained in order: the first two take memory groups {0,1} and {2,3}.
+  auto ex = ExplainFile(Testdata("memory-groups.yaml"), Config(Testdata("best-effort-container.yaml")));
+  ASSERT_EQ(ex.size(), 3u);
+  EXPECT_TRUE(ex[0].admitted);
+  EXPECT_EQ(*ex[0].steps.at(0).merged.numa, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(ex[1].admitted);
+  EXPECT_EQ(*ex[1].steps.at(0).merged.numa, (std::vector<int>{2, 3}));
+  const Explanation& e = ex[2];
+  EXPECT_EQ(e.reason, "UnexpectedAdmissionError");
+  ASSERT_TRUE(e.allocation_failure.has_value());
+  EXPECT_EQ(e.allocation_failure->provider, "memory");
+  EXPECT_EQ(e.allocation_failure->container, "app");
+  EXPECT_THAT(e.decision, HasSubstr("need 11776Mi"));
+  EXPECT_THAT(e.decision, HasSubstr("group 0,1"));
+  // The Memory Manager gave no hint for it.
+  bool memory_no_preference = false;
+  for (const auto& r : e.steps.at(0).hints) {
+    memory_no_preference |= r.provider == "memory" && r.state == "no-preference";
+  }
+  EXPECT_TRUE(memory_no_preference);
+  // Alone on the node it fits.
+  const Suggestion* empty = Suggested(e, "empty-node");
+  ASSERT_NE(empty, nullptr);
+  EXPECT_TRUE(empty->verified);
+}
+
+TEST(ExplainTest, NeverWritesTheStateDir) {
+  std::string dir = testing::MakeTempDir("explain");
+  auto ex = ExplainFile(testing::SourceDir() + "/docs/examples/pod-level-resource-demo.yaml",
+                SeedConfig(), dir);
+  ASSERT_EQ(ex.size(), 1u);
+  EXPECT_TRUE(ex[0].admitted);
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
+TEST(ExplainTest, JsonIsStable) {
+  auto ex = ExplainFile(Testdata("big-pod-level.yaml"), SeedConfig());
+  ASSERT_EQ(ex.size(), 1u);
+  nlohmann::ordered_json j = ToJson(ex[0]);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{
+                      "pod", "admitted", "reason", "message", "qosClass", "qosReason",
+                      "topologyManagerPolicy", "scope", "podLevel", "podBudget", "cpus",
+                      "containers", "mergeSteps", "nodeFit", "allocationFailure", "decision",
+                      "suggestions", "note"}));
+  EXPECT_EQ(j["mergeSteps"][0]["masksTried"][0]["numaNodes"], nlohmann::ordered_json({0}));
+  EXPECT_EQ(j["mergeSteps"][0]["masksTried"][0]["why"][0], "cpu: need 20, free 15 on NUMA 0");
+  EXPECT_EQ(RenderJson(ex), RenderJson(ExplainFile(Testdata("big-pod-level.yaml"), SeedConfig())));
+}
+
+}  // namespace
+}  // namespace podtopo::explain
