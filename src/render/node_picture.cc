@@ -205,12 +205,15 @@ NodePicture BuildPicture(const NodeTopology& topo, const Pools& pools) {
   NodePicture pic;
   pic.with_allocations = pools.with_allocations;
   const CpuTopology& ct = topo.cpus;
-  pic.heading = fmt::format("Node {}: {} CPUs, {} cores, {} sockets, {} NUMA nodes, {} uncore caches",
-                            topo.source, ct.AllCpus().Size(), ct.Cores().size(),
-                            ct.Sockets().size(), topo.numa_nodes.empty()
-                                                     ? ct.NumaNodes().size()
-                                                     : topo.numa_nodes.size(),
-                            ct.UncoreCaches().size());
+  auto count = [](size_t n, const char* one, const char* many) {
+    return fmt::format("{} {}", n, n == 1 ? one : many);
+  };
+  pic.heading = fmt::format(
+      "Node {}: {}, {}, {}, {}, {}", topo.source, count(ct.AllCpus().List().size(), "CPU", "CPUs"),
+      count(ct.Cores().size(), "core", "cores"), count(ct.Sockets().size(), "socket", "sockets"),
+      count(topo.numa_nodes.empty() ? ct.NumaNodes().size() : topo.numa_nodes.size(),
+            "NUMA node", "NUMA nodes"),
+      count(ct.UncoreCaches().size(), "uncore cache", "uncore caches"));
   pic.subheading = pools.subheading;
 
   // ---- pods: colours and CPU sets.
@@ -617,9 +620,10 @@ NodePicture BuildPicture(const NodeTopology& topo, const Pools& pools) {
                        "reserved CPUs: " + CpuList(pools.reserved),
                        "reservedSystemCPUs: kept for the system and the kubelet", -1});
     entries.push_back({std::string(kNodeSharedColor),
-                       "node shared pool: " + CpuList(pools.default_set),
+                       "node shared pool (default cpuset): " + CpuList(pools.default_set),
                        "The CPU Manager's default cpuset: where containers without exclusive "
-                       "CPUs and outside any pod shared pool run",
+                       "CPUs and outside any pod shared pool run. Reserved CPUs in it are "
+                       "drawn as reserved.",
                        -1});
     for (size_t i = 0; i < pic.pods.size(); ++i) {
       const PicturePod& pp = pic.pods[i];
@@ -865,8 +869,7 @@ std::string RenderHtml(const NodePicture& pic) {
        "svg rect.cpu:hover{stroke:#000;stroke-width:2}\n"
        "pre{margin:0;font-size:12px}\n"
        "</style>\n</head>\n<body>\n";
-  o += "<h1>" + EscapeXml(pic.heading) + "</h1>\n";
-  if (!pic.subheading.empty()) o += "<p>" + EscapeXml(pic.subheading) + "</p>\n";
+  // The SVG carries the heading; the page adds the hint, the pod table and a footnote.
   o += "<p>Hover a CPU, a box, a memory bar, a device or a pod for details.</p>\n";
   o += "<div class=\"picture\">\n" + Svg(pic) + "</div>\n";
   if (pic.with_allocations) {

@@ -1,7 +1,8 @@
 // The picture as a browser shows it: renders the 256-CPU, 8-NUMA scene's SVG in Debian's
 // headless Chromium, decodes the screenshot with libpng and checks that it is not blank and
 // that the CPUs carry their owners' colours where the picture says they are. Skipped (with
-// the reason) when /usr/bin/chromium is missing; scripts/setup.sh installs it.
+// the reason) when /usr/bin/chromium (or $PODTOPO_CHROMIUM) is missing; scripts/setup.sh
+// installs it.
 #include <png.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -93,11 +94,16 @@ int RunChromium(const std::vector<std::string>& args, const std::string& log) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-constexpr const char* kChromium = "/usr/bin/chromium";
+// Debian's chromium; PODTOPO_CHROMIUM overrides the path.
+std::string ChromiumPath() {
+  const char* env = std::getenv("PODTOPO_CHROMIUM");
+  return env != nullptr && *env != '\0' ? env : "/usr/bin/chromium";
+}
 
 TEST(NodePictureScreenshot, ChromiumShowsTheOwnersColours) {
-  if (access(kChromium, X_OK) != 0) {
-    GTEST_SKIP() << kChromium << " is not installed (scripts/setup.sh installs Debian's "
+  const std::string chromium = ChromiumPath();
+  if (access(chromium.c_str(), X_OK) != 0) {
+    GTEST_SKIP() << chromium << " is not installed (scripts/setup.sh installs Debian's "
                  << "chromium); the screenshot cannot be taken";
   }
   auto scene = testutil::BigScene();
@@ -113,7 +119,7 @@ TEST(NodePictureScreenshot, ChromiumShowsTheOwnersColours) {
     out << RenderSvg(pic);
   }
   std::vector<std::string> args = {
-      kChromium,
+      chromium,
       "--headless",
       "--no-sandbox",
       "--disable-gpu",

@@ -148,7 +148,8 @@ TEST_F(BigNodePicture, LegendNamesEveryOwnerAndPod) {
                        [&](const std::string& t) { return t.find(s) != std::string::npos; });
   };
   EXPECT_TRUE(has("reserved CPUs: " + scene_.node->ReservedCpus().String()));
-  EXPECT_TRUE(has("node shared pool: "));
+  EXPECT_TRUE(has("node shared pool (default cpuset): " +
+                  scene_.node->DefaultCpuSet().String()));
   for (const auto& p : pods_) EXPECT_TRUE(has("default/" + p.name)) << p.name;
   EXPECT_TRUE(has("shared pool: "));
   EXPECT_TRUE(has("memory bar"));
