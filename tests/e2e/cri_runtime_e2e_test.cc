@@ -158,6 +158,16 @@ class CriRuntimeE2e : public ::testing::Test {
             allowed.ok() ? allowed->String() : allowed.status().ToString()};
   }
 
+  // cpu.cfs_quota_us of the container (or of the pod cgroup when cid is "").
+  std::string CfsQuota(const std::string& uid, const std::string& cid) {
+    std::string path = fmt::format("{}/cpu/{}/pod{}/{}cpu.cfs_quota_us", cgroup::kCgroupRoot,
+                                   root_, uid, cid.empty() ? "" : cid + "/");
+    std::ifstream in(path);
+    std::string v;
+    in >> v;
+    return in ? v : "unreadable: " + path;
+  }
+
   // Polls up to 3 reconcile periods for the container's cpus to become `want`; returns the
   // time it took (or -1).
   double WaitCpus(const std::string& uid, const std::string& cid, const std::string& want) {
@@ -194,6 +204,10 @@ TEST_F(CriRuntimeE2e, ExclusiveAndSharedCpusetsFollowTheState) {
   std::string want = excl.allocation.containers.at(0).cpus.String();
   std::string excl_id = ContainerId(excl.pod.uid, "main");
   EXPECT_EQ(Cpus(excl.pod.uid, excl_id), std::make_pair(want, want));
+
+  // CFS quota per isolation level: an exclusive container and its pod have none.
+  EXPECT_EQ(CfsQuota(excl.pod.uid, excl_id), "-1");
+  EXPECT_EQ(CfsQuota(excl.pod.uid, ""), "-1");
 
   // The node-shared container shrinks to the new default set within one period.
   std::string shrunk = Snapshot().default_cpus.String();
@@ -242,8 +256,11 @@ TEST_F(CriRuntimeE2e, InitContainersSidecarsAndPodSharedPool) {
 
   serve::AdmittedPod seed = AdmitFile("pod-level-resource-demo-2cpu.yaml");
   ASSERT_TRUE(hooks_->IsRunning(seed.pod.uid));
+  // Pod-shared containers: no container quota; the pod cgroup has the pod's limit (1 CPU).
+  EXPECT_EQ(CfsQuota(seed.pod.uid, ""), "100000");
   for (const ContainerAllocation& a : seed.allocation.containers) {
     EXPECT_EQ(a.assignment, "pod_shared") << a.name;
+    EXPECT_EQ(CfsQuota(seed.pod.uid, ContainerId(seed.pod.uid, a.name)), "-1") << a.name;
     std::string id = ContainerId(seed.pod.uid, a.name);
     std::string want = a.cpus.String();
     EXPECT_EQ(Cpus(seed.pod.uid, id), std::make_pair(want, want)) << a.name;
