@@ -1,0 +1,213 @@
+// `podtopo state check|show|repair` through the built binary: exit statuses (0 the kubelet
+// would start, 2 it would not, 1 bad input, 4 check --strict with warnings), the dry run that
+// writes nothing, --yes with its byte-identical backups, and bad input naming file and field.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "testing/testing.h"
+
+namespace podtopo {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+Result Podtopo(const std::string& args) {
+  static const std::string dir = testing::MakeTempDir("podtopo-state-cli");
+  std::string out = dir + "/out", err = dir + "/err";
+  std::string cmd = std::string(PODTOPO_BINARY) + " " + args + " </dev/null >" + out + " 2>" + err;
+  int status = std::system(cmd.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(out);
+  r.err = Slurp(err);
+  return r;
+}
+
+std::string Fixture(const std::string& name) {
+  return std::string(PODTOPO_STATE_TESTDATA) + "/" + name;
+}
+
+std::string Copy(const std::string& name) {
+  std::string dir = testing::MakeTempDir("state-cli-" + name);
+  fs::copy(Fixture(name), dir, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  return dir;
+}
+
+std::map<std::string, std::string> Snapshot(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    out[e.path().filename().string()] = Slurp(e.path().string());
+  }
+  return out;
+}
+
+std::string Node(const std::string& dir) {
+  return fs::exists(dir + "/node.json") ? dir + "/node.json" : "preset:demo";
+}
+
+TEST(StateCli, CheckExitStatuses) {
+  Result ok = Podtopo("state check --kubelet-dir " + Fixture("healthy") + " --node preset:demo");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("the kubelet would start"));
+
+  std::string dir = Fixture("cpu-set-changed");
+  Result bad = Podtopo("state check --kubelet-dir " + dir + " --node " + dir + "/node.json");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_THAT(bad.out, HasSubstr("current set of available CPUs \"0-31\" doesn't match with CPUs "
+                                 "in state \"0-63\""));
+  EXPECT_THAT(bad.out, HasSubstr("the kubelet would NOT start"));
+
+  // Warnings: the kubelet starts (0); --strict makes them count (4).
+  std::string inc = Fixture("incomplete-pod-entry");
+  Result warn = Podtopo("state check --kubelet-dir " + inc + " --node preset:demo");
+  EXPECT_EQ(warn.exit_code, 0) << warn.err;
+  EXPECT_THAT(warn.out, HasSubstr("#141993"));
+  Result strict = Podtopo("state check --strict --kubelet-dir " + inc + " --node preset:demo");
+  EXPECT_EQ(strict.exit_code, 4) << strict.err;
+}
+
+TEST(StateCli, CheckJson) {
+  std::string dir = Fixture("policy-none-to-static");
+  Result r = Podtopo("state check -o json --kubelet-dir " + dir + " --node preset:demo");
+  ASSERT_EQ(r.exit_code, 2) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["kubeletStarts"], false);
+  ASSERT_EQ(j["files"].size(), 2u);
+  EXPECT_EQ(j["files"][0]["version"], 2);
+  EXPECT_EQ(j["files"][1]["version"], 1);
+  ASSERT_GE(j["findings"].size(), 2u);
+  EXPECT_EQ(j["findings"][0]["problem"], "policy-mismatch");
+  EXPECT_EQ(j["findings"][0]["severity"], "fatal");
+  EXPECT_EQ(j["findings"][0]["repairable"], true);
+  EXPECT_THAT(j["findings"][0]["kubeletMessage"].get<std::string>(),
+              HasSubstr("configured policy \"static\" differs from state checkpoint policy "
+                        "\"none\""));
+}
+
+TEST(StateCli, RepairWithoutYesWritesNothing) {
+  for (const char* name : {"policy-none-to-static", "cpu-set-changed", "memory-capacity-drift",
+                           "stale-pods", "v1-cpu-checkpoint", "incomplete-pod-entry",
+                           "incomplete-pod-entry-charged", "corrupt-json"}) {
+    std::string dir = Copy(name);
+    std::string extra;
+    if (fs::exists(dir + "/running-pods.txt")) extra = " --running-pods " + dir + "/running-pods.txt";
+    if (fs::exists(dir + "/crictl-ps.json")) extra = " --running-pods " + dir + "/crictl-ps.json";
+    auto before = Snapshot(dir);
+    Result r = Podtopo("state repair --kubelet-dir " + dir + " --node " + Node(dir) + extra);
+    EXPECT_EQ(r.exit_code, std::string(name) == "corrupt-json" ? 2 : 0) << name << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr(std::string(name) == "corrupt-json" ? "cannot repair"
+                                                                      : "nothing written"))
+        << name;
+    EXPECT_EQ(Snapshot(dir), before) << name;
+    fs::remove_all(dir);
+  }
+}
+
+TEST(StateCli, RepairWithYesKeepsByteIdenticalBackupsAndTheKubeletStarts) {
+  for (const char* name : {"policy-none-to-static", "cpu-set-changed", "memory-capacity-drift",
+                           "stale-pods", "v1-cpu-checkpoint", "incomplete-pod-entry",
+                           "incomplete-pod-entry-charged"}) {
+    std::string dir = Copy(name);
+    std::string extra;
+    if (fs::exists(dir + "/running-pods.txt")) extra = " --running-pods " + dir + "/running-pods.txt";
+    if (fs::exists(dir + "/crictl-ps.json")) extra = " --running-pods " + dir + "/crictl-ps.json";
+    auto before = Snapshot(dir);
+    Result r =
+        Podtopo("state repair --yes --kubelet-dir " + dir + " --node " + Node(dir) + extra);
+    EXPECT_EQ(r.exit_code, 0) << name << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("after the repair: the kubelet would start")) << name;
+    auto after = Snapshot(dir);
+    int backups = 0;
+    for (const auto& [file, bytes] : after) {
+      auto pos = file.find(".podtopo-backup-");
+      if (pos == std::string::npos) continue;
+      ++backups;
+      std::string original = file.substr(0, pos);
+      ASSERT_TRUE(before.count(original)) << file;
+      EXPECT_EQ(bytes, before.at(original)) << name << ": " << file;
+      EXPECT_NE(after.at(original), before.at(original)) << name << ": " << original;
+    }
+    EXPECT_GE(backups, 1) << name;
+    Result again =
+        Podtopo("state check --strict --kubelet-dir " + dir + " --node " + Node(dir) + extra);
+    EXPECT_EQ(again.exit_code, 0) << name << again.out;
+    fs::remove_all(dir);
+  }
+}
+
+TEST(StateCli, UnrepairableCorruptionExitsTwoAndWritesNothing) {
+  for (const char* name : {"corrupt-json", "wrong-field-type", "checksum-mismatch"}) {
+    std::string dir = Copy(name);
+    auto before = Snapshot(dir);
+    Result r = Podtopo("state repair --yes --kubelet-dir " + dir + " --node preset:demo");
+    EXPECT_EQ(r.exit_code, 2) << name << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("drain the node")) << name;
+    EXPECT_EQ(Snapshot(dir), before) << name;
+    fs::remove_all(dir);
+  }
+}
+
+TEST(StateCli, ShowTableAndJson) {
+  std::string dir = Fixture("healthy");
+  Result t = Podtopo("state show --kubelet-dir " + dir + " --node preset:demo");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_THAT(t.out, HasSubstr("b385c6d1-89e3-5d0a-a83c-5d5745f7b44b"));
+  EXPECT_THAT(t.out, HasSubstr("main-app"));
+  Result j = Podtopo("state show -o json --kubelet-dir " + dir + " --node preset:demo");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["cpu"]["defaultCpuSet"], "0,4-32,36-63");
+  EXPECT_EQ(doc["cpu"]["reservedCpus"], "0");
+  EXPECT_EQ(doc["cpu"]["entries"].size(), 5u);
+  EXPECT_EQ(doc["cpu"]["podEntries"].size(), 2u);
+  EXPECT_EQ(doc["memory"]["machineState"].size(), 4u);
+  EXPECT_EQ(doc["memory"]["machineState"][0]["memory"][0]["reserved"], 6442450944ull);
+}
+
+TEST(StateCli, BadInputExitsOneNamingFileAndField) {
+  std::string dir = Fixture("healthy");
+  Result missing_flag = Podtopo("state check --node preset:demo");
+  EXPECT_EQ(missing_flag.exit_code, 1);  // CLI11: --kubelet-dir is required
+
+  Result node = Podtopo("state check --kubelet-dir " + dir + " --node preset:nope");
+  EXPECT_EQ(node.exit_code, 1);
+  EXPECT_THAT(node.err, HasSubstr("nope"));
+
+  std::string tmp = testing::MakeTempDir("state-cli-bad");
+  std::ofstream(tmp + "/pods.json") << R"({"items":[{"metadata":{"uid":7}}]})";
+  Result pods = Podtopo("state check --kubelet-dir " + dir + " --node preset:demo --running-pods " +
+                        tmp + "/pods.json");
+  EXPECT_EQ(pods.exit_code, 1);
+  EXPECT_THAT(pods.err, HasSubstr(tmp + "/pods.json: items[0].metadata.uid"));
+
+  std::ofstream(tmp + "/kubelet.yaml") << "apiVersion: kubelet.config.k8s.io/v1beta1\n"
+                                          "kind: KubeletConfiguration\n"
+                                          "cpuManagerPolicy: [1]\n";
+  Result cfg = Podtopo("state check --kubelet-dir " + dir + " --node preset:demo --config " + tmp +
+                       "/kubelet.yaml");
+  EXPECT_EQ(cfg.exit_code, 1);
+  EXPECT_THAT(cfg.err, HasSubstr("cpuManagerPolicy"));
+  fs::remove_all(tmp);
+}
+
+}  // namespace
+}  // namespace podtopo
