@@ -365,6 +365,7 @@ class Daemon::Impl {
       for (const auto& key : fit->second.keys) ReleasePod(key);
       files_.erase(fit);
       SetRejection("file:" + name, std::nullopt);
+      ClearDuplicates(name);
       return;
     }
     if (fit != files_.end() && fit->second.content == *content && !read_errors_.contains(name)) {
@@ -384,6 +385,7 @@ class Daemon::Impl {
       return;
     }
     SetRejection("file:" + name, std::nullopt);
+    ClearDuplicates(name);
     std::set<std::string> new_keys;
     for (const auto& p : *parsed) new_keys.insert(p.Key());
     std::vector<std::string> kept;
@@ -403,7 +405,6 @@ class Daemon::Impl {
         SetRejection("dup:" + name + ":" + key, Rejection{name, key, "DuplicatePod", msg});
         continue;
       }
-      SetRejection("dup:" + name + ":" + key, std::nullopt);
       owner_[key] = name;
       kept.push_back(key);
       const std::string fp = Fingerprint(pod);
@@ -494,6 +495,17 @@ class Daemon::Impl {
     }
     pods_.erase(it);
     allocations_.erase(key);
+  }
+
+  // Forgets the DuplicatePod rejections of `file`'s pods.
+  void ClearDuplicates(const std::string& file) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string prefix = "dup:" + file + ":";
+    for (auto it = rejections_.lower_bound(prefix);
+         it != rejections_.end() && it->first.compare(0, prefix.size(), prefix) == 0;) {
+      it = rejections_.erase(it);
+      rejections_dirty_ = true;
+    }
   }
 
   void SetRejection(const std::string& id, std::optional<Rejection> r) {
