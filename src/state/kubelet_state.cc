@@ -896,7 +896,7 @@ std::optional<checkpoint::CpuCheckpoint> PlanCpu(const CheckReport& r, const Man
                           : lost.Intersects(m.reserved) ? "reserved"
                                                         : "not on this node";
         plan.steps.push_back(fmt::format(
-            "{}: pod {} container {}: cpuset {} -> {} (CPUs {} are {})", path, uid, name,
+            "{}: pod {} container {}: cpuset {} -> {} (CPU(s) {}: {})", path, uid, name,
             cpus.String(), keep.IsEmpty() ? "(entry dropped)" : keep.String(), lost.String(), why));
         AddUnique(plan.restart_pods, uid);
       }
@@ -1036,7 +1036,8 @@ std::optional<checkpoint::MemoryCheckpoint> PlanMemory(const CheckReport& r, Man
   if (!diff.empty()) {
     plan.steps.push_back(fmt::format(
         "{}: rebuild the machine state from this node's memory and the configured reservation, "
-        "then charge the {} remaining assignments as the kubelet's validateState does:",
+        "then charge the assignments of the {} remaining pod(s) as the kubelet's validateState "
+        "does:",
         path, MemoryPods(st).size()));
     for (const auto& d : diff) plan.steps.push_back("    " + d);
   }
