@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "explain/explain.h"
 #include "fmt/format.h"
 
 namespace podtopo {
@@ -167,6 +168,17 @@ std::string RenderAdmissionTable(const std::vector<PodAllocation>& pods, const N
                      Or(node.default_cpu_set.String(), "(empty)"),
                      Or(node.reserved_cpus.String(), "(none)"));
   for (const auto& n : notes) out += n + "\n";
+  if (wide) {
+    // The explanation of every pod this run admitted or rejected (explain/explain.h); the
+    // what-if suggestions need re-runs and are left to `podtopo explain`.
+    for (const auto& p : pods) {
+      if (p.trace == nullptr) continue;
+      out += "\n" + explain::RenderText(explain::Explain(p));
+      if (!p.admitted) {
+        out += "  (podtopo explain with the same flags computes the smallest change that fits)\n";
+      }
+    }
+  }
   return out;
 }
 

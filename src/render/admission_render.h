@@ -33,7 +33,8 @@ nlohmann::ordered_json AdmissionJson(const std::vector<PodAllocation>& pods,
                                      const NodePools& node);
 // Pretty-printed JSON text with a trailing newline.
 std::string RenderAdmissionJson(const std::vector<PodAllocation>& pods, const NodePools& node);
-// `wide` adds each container's stored Topology Manager hint and its device ids.
+// `wide` adds each container's stored Topology Manager hint and its device ids, and after the
+// table the explanation (explain::RenderText) of every pod that carries an admission trace.
 std::string RenderAdmissionTable(const std::vector<PodAllocation>& pods, const NodePools& node,
                                  bool wide = false);
 

@@ -1,6 +1,10 @@
 #include "render/admission_render.h"
 
+#include "api/pod_yaml.h"
+#include "config/kubelet_config.h"
 #include "gtest/gtest.h"
+#include "testing/testing.h"
+#include "topology/node_source.h"
 
 namespace podtopo {
 namespace {
@@ -85,6 +89,28 @@ TEST(AdmissionRenderTest, WideAddsContainerHints) {
   EXPECT_NE(narrow.find("example.com/gpu=gpu1"), std::string::npos);
   EXPECT_NE(wide.find("HINT / DEVICES"), std::string::npos);
   EXPECT_NE(wide.find("NUMA 1 example.com/gpu=gpu1"), std::string::npos);
+}
+
+TEST(AdmissionRenderTest, WideExplainsTracedAdmissionsTableAndJsonDoNot) {
+  auto topology = LoadNode("preset:demo");
+  ASSERT_TRUE(topology.ok());
+  auto node = Node::Create(*topology, config::SeedDefault(), {});
+  ASSERT_TRUE(node.ok());
+  auto pods = LoadPods(testing::SourceDir() + "/docs/examples/pod-level-resource-demo.yaml");
+  ASSERT_TRUE(pods.ok());
+  auto a = (*node)->Admit(pods->at(0));
+  ASSERT_TRUE(a.ok());
+  ASSERT_NE(a->trace, nullptr);
+  NodePools pools{(*node)->DefaultCpuSet(), (*node)->ReservedCpus()};
+  std::string wide = RenderAdmissionTable({*a}, pools, /*wide=*/true);
+  std::string table = RenderAdmissionTable({*a}, pools);
+  EXPECT_NE(wide.find("worker (app): pod shared pool"), std::string::npos);
+  EXPECT_NE(wide.find("merged: NUMA 0 (preferred) -> admit"), std::string::npos);
+  EXPECT_EQ(table.find("pod shared pool"), std::string::npos);
+  // The trace is not part of the JSON contract.
+  PodAllocation untraced = *a;
+  untraced.trace = nullptr;
+  EXPECT_EQ(RenderAdmissionJson({*a}, pools), RenderAdmissionJson({untraced}, pools));
 }
 
 TEST(AdmissionRenderTest, FormatBytesUsesExactBinaryUnits) {
