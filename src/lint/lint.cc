@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "admission/node.h"
 #include "admission/pod_requests.h"
 #include "config/feature_gates.h"
 #include "cpumanager/policy_options.h"
@@ -224,6 +225,7 @@ class Linter {
 
   void ValidateFindings() {
     const ResourceList reservation = cfg_.NodeAllocatableReservation(capacity_);
+    bool validate_errors = false;
     for (const config::Finding& cf : cfg_.Validate(&capacity_)) {
       const std::string& field = cf.field;
       std::string code = "kubelet-config-invalid";
@@ -270,6 +272,28 @@ class Linter {
                "topologyManagerScope pod or container";
       }
       report_.findings.push_back(FromConfigFinding(cf, std::move(code), std::move(hint)));
+      validate_errors |= cf.severity == config::Finding::Severity::kError;
+    }
+    if (validate_errors) return;
+    // What the managers check against the machine at start (NUMA node count, reserved CPU
+    // ids, sockets versus NUMA nodes): build the node's managers as the kubelet does.
+    auto created = Node::Create(node_, cfg_, {});
+    if (!created.ok()) {
+      // Node::Create names the field first ("topologyManagerPolicy: ...").
+      std::string message(created.status().message());
+      std::string field;
+      if (const size_t colon = message.find(": "); colon != std::string::npos) {
+        const std::string first = message.substr(0, colon);
+        for (std::string_view known : config::KnownKubeletConfigFields()) {
+          if (known == first) field = first;
+        }
+        if (!field.empty()) message = message.substr(colon + 2);
+      }
+      AddConfig(Severity::kError, "node-startup", field,
+                fmt::format("the kubelet would not start on {}: {}", node_.source, message),
+                "adjust the configuration to this node (e.g. topologyManagerPolicyOptions "
+                "max-allowable-numa-nodes on a node with more than 8 NUMA nodes, "
+                "reservedSystemCPUs within the node's CPUs)");
     }
   }
 
@@ -827,11 +851,12 @@ std::string RenderLintTable(const LintReport& report) {
   std::string out;
   for (const Finding& f : report.findings) {
     std::string subject;
-    if (!f.pod.empty()) subject = f.pod + (f.container.empty() ? "" : "/" + f.container) + " ";
-    subject += f.field;
+    if (!f.pod.empty()) subject = f.pod + (f.container.empty() ? "" : "/" + f.container);
+    if (!f.field.empty()) subject += (subject.empty() ? "" : " ") + f.field;
     std::string loc = Location(f);
-    out += fmt::format("{}{}{} [{}] {}: {}\n", loc, loc.empty() ? "" : ": ",
-                       SeverityName(f.severity), f.code, subject, f.message);
+    out += fmt::format("{}{}{} [{}] {}{}{}\n", loc, loc.empty() ? "" : ": ",
+                       SeverityName(f.severity), f.code, subject, subject.empty() ? "" : ": ",
+                       f.message);
     if (!f.hint.empty()) out += fmt::format("    fix: {}\n", f.hint);
   }
   if (report.findings.empty()) out += "no findings\n";

@@ -358,6 +358,25 @@ TEST(LintChecks, CpuOptionCompatibility) {
   EXPECT_TRUE(WithCode(LintText(kBase), "cpu-policy-options").empty());
 }
 
+TEST(LintChecks, NodeStartup) {
+  // The Topology Manager refuses more than 8 NUMA nodes unless max-allowable-numa-nodes says so.
+  auto parsed = config::ParseKubeletConfig(kBase, "kubelet.yaml");
+  LintReport fires = Lint(parsed, LoadNode("preset:numa34").value(), {});
+  auto f = WithCode(fires, "node-startup");
+  ASSERT_EQ(f.size(), 1u) << Dump(fires);
+  EXPECT_EQ(f[0].field, "topologyManagerPolicy");
+  EXPECT_NE(f[0].message.find("more than 8 NUMA Nodes"), std::string::npos);
+  EXPECT_NE(f[0].message.find("preset:numa34"), std::string::npos);
+  const std::string allowed = Edit("  PodLevelResourceManagers: true",
+                                   "  PodLevelResourceManagers: true\n"
+                                   "  TopologyManagerPolicyBetaOptions: true") +
+                              "topologyManagerPolicyOptions:\n  max-allowable-numa-nodes: \"34\"\n";
+  LintReport ok = Lint(config::ParseKubeletConfig(allowed, "kubelet.yaml"),
+                       LoadNode("preset:numa34").value(), {});
+  EXPECT_TRUE(WithCode(ok, "node-startup").empty()) << Dump(ok);
+  EXPECT_TRUE(WithCode(LintText(kBase), "node-startup").empty());
+}
+
 TEST(LintChecks, UnknownAndDuplicateFields) {
   LintReport fires = LintText(std::string(kBase) + "topologyManagerPolicyy: restricted\n"
                               "cpuManagerPolicy: static\n");
