@@ -1,6 +1,7 @@
 #include "state/kubelet_state.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -1105,6 +1106,14 @@ bool CheckReport::HasWarnings() const {
 
 absl::StatusOr<CheckReport> Check(const std::string& kubelet_dir, const Environment& env,
                                   const RunningPods* running) {
+  struct stat st{};
+  if (::stat(kubelet_dir.c_str(), &st) != 0) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: {}", kubelet_dir, errno == ENOENT ? "no such directory" : std::strerror(errno)));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(fmt::format("{}: not a directory", kubelet_dir));
+  }
   auto managers = BuildManagers(env);
   if (!managers.ok()) return managers.status();
   Managers& m = **managers;

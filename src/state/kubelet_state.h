@@ -103,7 +103,7 @@ struct CheckReport {
 
 // Checks both checkpoints of `kubelet_dir`. `running` (optional) enables the stale-pod check.
 // Errors (bad input, not findings): the configuration is invalid for the node (the kubelet's
-// configuration texts), or the directory cannot be listed.
+// configuration texts), or `kubelet_dir` is not a directory.
 absl::StatusOr<CheckReport> Check(const std::string& kubelet_dir, const Environment& env,
                                   const RunningPods* running);
 

@@ -188,6 +188,10 @@ TEST(StateCli, BadInputExitsOneNamingFileAndField) {
   Result missing_flag = Podtopo("state check --node preset:demo");
   EXPECT_EQ(missing_flag.exit_code, 1);  // CLI11: --kubelet-dir is required
 
+  Result nodir = Podtopo("state check --kubelet-dir /nonexistent/kubelet --node preset:demo");
+  EXPECT_EQ(nodir.exit_code, 1);
+  EXPECT_THAT(nodir.err, HasSubstr("/nonexistent/kubelet: no such directory"));
+
   Result node = Podtopo("state check --kubelet-dir " + dir + " --node preset:nope");
   EXPECT_EQ(node.exit_code, 1);
   EXPECT_THAT(node.err, HasSubstr("nope"));
