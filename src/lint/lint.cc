@@ -56,7 +56,7 @@ std::string ReqLim(const ResourceRequirements& r, const std::string& name) {
 
 std::string ResourcesText(const ResourceRequirements& r) {
   if (r.requests.empty() && r.limits.empty()) return "no resources";
-  return fmt::format("cpu {}, memory {} (requests/limits)", ReqLim(r, kResourceCpu),
+  return fmt::format("requests/limits cpu {}, memory {}", ReqLim(r, kResourceCpu),
                      ReqLim(r, kResourceMemory));
 }
 
@@ -496,13 +496,13 @@ class Linter {
         if (sidecar && role != nullptr && role->exclusive_cpus > 0) {
           AddPod(Severity::kWarning, "sidecar-exclusive", pod, c,
                  ContainerField(pod, *c) + ".resources",
-                 fmt::format("sidecar {} ({}{}) holds {} for the pod's whole life{}",
-                             c->name, c->IsRestartableInit() ? "restartable init container, " : "",
+                 fmt::format("sidecar {} ({}{}) holds {} {} for the pod's whole life",
+                             c->name, c->IsRestartableInit() ? "restartable init container; " : "",
                              ResourcesText(c->resources),
                              Plural(role->exclusive_cpus, "exclusive CPU", "exclusive CPUs"),
                              role->role == "pod_exclusive"
-                                 ? fmt::format(" out of the pod's {}-CPU bubble", roles.bubble_cpus)
-                                 : " taken from the node pool"),
+                                 ? fmt::format("of the pod's {}-CPU bubble", roles.bubble_cpus)
+                                 : "from the node pool"),
                  "drop the sidecar's cpu/memory requests and limits (or make requests lower "
                  "than limits) so that it shares the pod pool, and keep exclusive cores for the "
                  "latency-critical container");
