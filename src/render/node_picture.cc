@@ -34,6 +34,7 @@ constexpr int kDeviceH = 16;
 constexpr int kSocketHeader = 20;
 constexpr int kSocketPad = 8;
 constexpr int kNumaPerRow = 2;
+constexpr int kPageTargetW = 1200;
 constexpr int kCharW = 6;  // approximate width of a 10px character
 constexpr int kLegendRowH = 18;
 constexpr int kLegendColW = 440;
@@ -554,30 +555,41 @@ NodePicture BuildPicture(const NodeTopology& topo, const Pools& pools) {
     auto it = devices_on.find(nl.numa);
     if (it != devices_on.end()) place_devices(it->second, gx, gy, numa_inner_w, true);
   };
-  auto draw_grid = [&](const std::vector<NumaL>& numas, int x0, int y0) {
+  auto draw_grid = [&](const std::vector<NumaL>& numas, int x0, int y0, int cols) {
     int yy = y0;
-    for (size_t r = 0; r < numas.size(); r += static_cast<size_t>(cols_max)) {
+    for (size_t r = 0; r < numas.size(); r += static_cast<size_t>(cols)) {
       int row_h = 0;
-      for (size_t k = r; k < std::min(numas.size(), r + static_cast<size_t>(cols_max)); ++k) {
+      for (size_t k = r; k < std::min(numas.size(), r + static_cast<size_t>(cols)); ++k) {
         row_h = std::max(row_h, numas[k].h);
       }
-      for (size_t k = r; k < std::min(numas.size(), r + static_cast<size_t>(cols_max)); ++k) {
+      for (size_t k = r; k < std::min(numas.size(), r + static_cast<size_t>(cols)); ++k) {
         draw_numa(numas[k], x0 + static_cast<int>(k - r) * (numa_w + kSocketPad), yy, row_h);
       }
       yy += row_h + kSocketPad;
     }
     return yy - y0;
   };
-  for (const auto& sl : sockets) {
-    size_t box = pic.boxes.size();
-    pic.boxes.push_back(PictureBox{"socket", kMargin, y, socket_w, 0,
-                                   fmt::format("Socket {} \u00b7 CPUs {}", sl.socket,
-                                               ct.CpusInSocket(sl.socket).String()),
-                                   fmt::format("Socket {}\nCPUs: {}", sl.socket,
-                                               ct.CpusInSocket(sl.socket).String())});
-    int h = kSocketHeader + draw_grid(sl.numas, kMargin + kSocketPad, y + kSocketHeader);
-    pic.boxes[box].h = h;
-    y += h + kMargin;
+  // Sockets side by side while the page stays about kPageTargetW wide, else stacked.
+  const int socket_cols = std::clamp((kPageTargetW + kMargin) / (socket_w + kMargin), 1,
+                                     std::max<int>(1, static_cast<int>(sockets.size())));
+  const int content_w = socket_cols * socket_w + (socket_cols - 1) * kMargin;
+  for (size_t r = 0; r < sockets.size(); r += static_cast<size_t>(socket_cols)) {
+    std::vector<size_t> row_boxes;
+    int row_h = 0;
+    for (size_t k = r; k < std::min(sockets.size(), r + static_cast<size_t>(socket_cols)); ++k) {
+      const SocketL& sl = sockets[k];
+      int sx = kMargin + static_cast<int>(k - r) * (socket_w + kMargin);
+      row_boxes.push_back(pic.boxes.size());
+      pic.boxes.push_back(PictureBox{"socket", sx, y, socket_w, 0,
+                                     fmt::format("Socket {} \u00b7 CPUs {}", sl.socket,
+                                                 ct.CpusInSocket(sl.socket).String()),
+                                     fmt::format("Socket {}\nCPUs: {}", sl.socket,
+                                                 ct.CpusInSocket(sl.socket).String())});
+      row_h = std::max(row_h, kSocketHeader + draw_grid(sl.numas, sx + kSocketPad,
+                                                        y + kSocketHeader, cols_max));
+    }
+    for (size_t b : row_boxes) pic.boxes[b].h = row_h;
+    y += row_h + kMargin;
   }
   if (!memory_only.empty()) {
     std::vector<NumaL> numas;
@@ -589,17 +601,18 @@ NodePicture BuildPicture(const NodeTopology& topo, const Pools& pools) {
       numas.push_back(std::move(nl));
     }
     size_t box = pic.boxes.size();
-    pic.boxes.push_back(PictureBox{"memory-only", kMargin, y, socket_w, 0,
+    pic.boxes.push_back(PictureBox{"memory-only", kMargin, y, content_w, 0,
                                    "NUMA nodes without CPUs",
                                    "NUMA nodes with memory but no CPUs"});
-    int h = kSocketHeader + draw_grid(numas, kMargin + kSocketPad, y + kSocketHeader);
+    int cols = std::max(1, (content_w - kSocketPad) / (numa_w + kSocketPad));
+    int h = kSocketHeader + draw_grid(numas, kMargin + kSocketPad, y + kSocketHeader, cols);
     pic.boxes[box].h = h;
     y += h + kMargin;
   }
   if (auto it = devices_on.find(-1); it != devices_on.end()) {
-    int inner = socket_w - 2 * kSocketPad;
+    int inner = content_w - 2 * kSocketPad;
     int h = kSocketHeader + place_devices(it->second, 0, 0, inner, false) + kSocketPad;
-    pic.boxes.push_back(PictureBox{"devices", kMargin, y, socket_w, h,
+    pic.boxes.push_back(PictureBox{"devices", kMargin, y, content_w, h,
                                    "Devices without NUMA affinity",
                                    "Device-plugin devices with no NUMA node"});
     place_devices(it->second, kMargin + kSocketPad, y + kSocketHeader, inner, true);
@@ -659,7 +672,10 @@ NodePicture BuildPicture(const NodeTopology& topo, const Pools& pools) {
   }
   pic.legend_y = y;
   y += 20;
-  const int width = std::max(socket_w + 2 * kMargin, 700);
+  // Wide enough for the content and the headings (15px bold / 11px text).
+  const int width = std::max({content_w + 2 * kMargin, 700,
+                              2 * kMargin + static_cast<int>(pic.heading.size()) * 9,
+                              2 * kMargin + static_cast<int>(pic.subheading.size()) * 7});
   const int legend_cols = std::max(1, (width - 2 * kMargin) / kLegendColW);
   const int legend_rows =
       (static_cast<int>(entries.size()) + legend_cols - 1) / legend_cols;
@@ -801,8 +817,7 @@ std::string Svg(const NodePicture& pic) {
   return o;
 }
 
-std::string SwatchStyle(const NodePicture& pic, const PicturePod& pp, bool hatch) {
-  (void)pic;
+std::string SwatchStyle(const PicturePod& pp, bool hatch) {
   if (hatch) {
     return fmt::format("background:repeating-linear-gradient(45deg,{0} 0 3px,{1} 3px 6px)",
                        pp.color, kHatchBackground);
@@ -882,10 +897,10 @@ std::string RenderHtml(const NodePicture& pic) {
         std::string sw;
         if (pp.admitted) {
           if (!pp.exclusive.IsEmpty() || pp.shared.IsEmpty()) {
-            sw += "<span class=\"sw\" style=\"" + SwatchStyle(pic, pp, false) + "\"></span>";
+            sw += "<span class=\"sw\" style=\"" + SwatchStyle(pp, false) + "\"></span>";
           }
           if (!pp.shared.IsEmpty()) {
-            sw += "<span class=\"sw\" style=\"" + SwatchStyle(pic, pp, true) + "\"></span>";
+            sw += "<span class=\"sw\" style=\"" + SwatchStyle(pp, true) + "\"></span>";
           }
         }
         o += "<tr><td>" + sw + "</td><td>" + EscapeXml(pp.namespace_name + "/" + pp.name) +
