@@ -450,6 +450,27 @@ TEST(Check, StaticToNoneIsPlannedAsAnEmptyNoneStateAndPinnedPodsMustRestart) {
   fs::remove_all(dir);
 }
 
+TEST(Check, ChangedReservationIsReportedAndRepairedByShrinkingTheHolder) {
+  std::string dir = CopyFixture("healthy");
+  Environment env = Env(dir);
+  env.config.reserved_system_cpus = "0-1";  // CPU 1 is the seed pod's
+  auto r = Check(dir, env, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const Finding* f = Find(*r, "cpu_manager_state", "reserved-cpus");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->kubelet_message,
+            "not all reserved cpus: \"0-1\" are present in defaultCpuSet: \"0,4-32,36-63\"");
+  EXPECT_THAT(f->details, ::testing::Contains(HasSubstr("container worker holds reserved CPUs 1")));
+  auto plan = PlanRepair(*r, env, nullptr).value();
+  ASSERT_TRUE(plan.unresolved.empty()) << plan.unresolved[0];
+  ASSERT_TRUE(plan.cpu.has_value());
+  EXPECT_EQ(plan.cpu->entries.at(kSeedUid).at("worker"), "33");
+  EXPECT_EQ(plan.cpu->pod_entries.at(kSeedUid), "33");
+  EXPECT_EQ(plan.cpu->default_cpu_set, "0-1,4-32,36-63");
+  EXPECT_THAT(plan.restart_pods, ::testing::ElementsAre(kSeedUid));
+  fs::remove_all(dir);
+}
+
 TEST(Check, InvalidConfigurationIsBadInput) {
   Environment env = Env(FixtureDir("healthy"));
   env.config.reserved_memory.clear();  // no longer equals kube/system-reserved + eviction

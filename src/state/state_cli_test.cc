@@ -166,6 +166,20 @@ TEST(StateCli, UnrepairableCorruptionExitsTwoAndWritesNothing) {
   }
 }
 
+TEST(StateCli, RepairJson) {
+  std::string dir = Copy("stale-pods");
+  Result r = Podtopo("state repair -o json --kubelet-dir " + dir +
+                     " --node preset:demo --running-pods " + dir + "/running-pods.txt");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["kubeletStartsNow"], true);
+  EXPECT_EQ(j["applied"], false);
+  EXPECT_EQ(j["files"].size(), 2u);
+  EXPECT_FALSE(j["steps"].empty());
+  EXPECT_TRUE(j["unresolved"].empty());
+  fs::remove_all(dir);
+}
+
 TEST(StateCli, ShowTableAndJson) {
   std::string dir = Fixture("healthy");
   Result t = Podtopo("state show --kubelet-dir " + dir + " --node preset:demo");
