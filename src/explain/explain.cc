@@ -1076,7 +1076,8 @@ std::string RenderText(const Explanation& e) {
       {"pod-shared", "pod shared pool"},
       {"node-shared", "node shared pool"}};
   for (const auto& c : e.containers) {
-    std::string head = fmt::format("{} ({}): {}", c.name, c.kind,
+    std::string head = fmt::format("{} ({}): {}{}", c.name, c.kind,
+                                   e.admitted ? "" : "would get ",
                                    kPlacement.count(c.placement) ? kPlacement.at(c.placement)
                                                                  : c.placement);
     if (!c.cpus.empty()) head += ", CPUs " + c.cpus;
