@@ -19,4 +19,32 @@ if [ "${PODTOPO_SKIP_SANITIZERS:-0}" != 1 ]; then
   cmake --build build-asan -j"$jobs"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 PODTOPO_PROPERTY_OPS=10000 \
     ctest --output-on-failure -j"$jobs" -L unit)
+
+  # ThreadSanitizer on the server side (the PodResources server, the daemon, metrics) and the
+  # client: only those test targets are built. Debian's gRPC/abseil/protobuf are not
+  # instrumented; scripts/tsan.supp silences reports whose frames are all inside them (never
+  # podtopo's code).
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1" \
+    -DCMAKE_CXX_FLAGS="-fsanitize=thread" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" \
+    -DPODTOPO_BUILD_BENCHMARKS=OFF >/dev/null
+  tsan_targets=()
+  tsan_regex=""
+  for t in podresources_test serve_test metrics_test client_test; do
+    if ninja -C build-tsan -t query "$t" >/dev/null 2>&1; then
+      tsan_targets+=("$t")
+      tsan_regex="${tsan_regex:+$tsan_regex|}^$t\$"
+    else
+      echo "test.sh: ThreadSanitizer: no target $t in this tree; skipped"
+    fi
+  done
+  if [ ${#tsan_targets[@]} -gt 0 ]; then
+    cmake --build build-tsan -j"$jobs" --target "${tsan_targets[@]}"
+    # Run the executables directly (ctest names tests after their TEST, not their target).
+    for t in "${tsan_targets[@]}"; do
+      exe="$(find build-tsan -type f -name "$t" -perm -u+x | head -n 1)"
+      echo "test.sh: ThreadSanitizer: $exe"
+      TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
+        PODTOPO_PROPERTY_OPS=200 "$exe" --gtest_brief=1
+    done
+  fi
 fi
