@@ -471,6 +471,24 @@ TEST(Check, ChangedReservationIsReportedAndRepairedByShrinkingTheHolder) {
   fs::remove_all(dir);
 }
 
+TEST(Check, ADirectoryInPlaceOfTheCheckpointIsReportedWithTheKubeletsText) {
+  std::string dir = podtopo::testing::MakeTempDir("state-dir-as-file");
+  fs::create_directory(dir + "/cpu_manager_state");
+  Environment env = Env(dir);
+  auto r = Check(dir, env, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const Finding* f = Find(*r, "cpu_manager_state", "unreadable");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kFatal);
+  EXPECT_THAT(f->kubelet_message, HasSubstr("is a directory"));
+  EXPECT_THAT(f->kubelet_message, HasSubstr(dir + "/cpu_manager_state"));
+  EXPECT_FALSE(r->KubeletStarts());
+  auto plan = PlanRepair(*r, env, nullptr).value();
+  EXPECT_FALSE(plan.HasChanges());
+  EXPECT_FALSE(plan.unresolved.empty());
+  fs::remove_all(dir);
+}
+
 TEST(Check, InvalidConfigurationIsBadInput) {
   Environment env = Env(FixtureDir("healthy"));
   env.config.reserved_memory.clear();  // no longer equals kube/system-reserved + eviction
