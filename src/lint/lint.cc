@@ -26,9 +26,12 @@ using config::KubeletConfig;
 
 Severity FromConfig(config::Finding::Severity s) {
   switch (s) {
-    case config::Finding::Severity::kError: return Severity::kError;
-    case config::Finding::Severity::kWarning: return Severity::kWarning;
-    case config::Finding::Severity::kInfo: return Severity::kInfo;
+    case config::Finding::Severity::kError:
+      return Severity::kError;
+    case config::Finding::Severity::kWarning:
+      return Severity::kWarning;
+    case config::Finding::Severity::kInfo:
+      return Severity::kInfo;
   }
   return Severity::kError;
 }
@@ -201,13 +204,15 @@ class Linter {
               "effect as written",
               suggestion);
           if (const size_t w = cf.message.find("; write `"); w != std::string::npos) {
-            hint = fmt::format("replace it with {}; the kubelet ignores unknown fields, so the "
-                               "setting has no effect as written",
-                               cf.message.substr(w + 8));
+            hint = fmt::format(
+                "replace it with {}; the kubelet ignores unknown fields, so the "
+                "setting has no effect as written",
+                cf.message.substr(w + 8));
           }
         } else {
-          hint = "remove it, or check its spelling against KubeletConfiguration "
-                 "(kubelet.config.k8s.io/v1beta1)";
+          hint =
+              "remove it, or check its spelling against KubeletConfiguration "
+              "(kubelet.config.k8s.io/v1beta1)";
         }
       } else if (Contains(cf.message, "duplicate field")) {
         code = "duplicate-field";
@@ -233,8 +238,9 @@ class Linter {
       if (StartsWith(field, "featureGates")) {
         if (Contains(cf.message, "dependency")) {
           code = "gate-dependency";
-          hint = "set featureGates.PodLevelResources: true (PodLevelResourceManagers depends "
-                 "on it), or turn PodLevelResourceManagers off";
+          hint =
+              "set featureGates.PodLevelResources: true (PodLevelResourceManagers depends "
+              "on it), or turn PodLevelResourceManagers off";
         } else {
           code = "feature-gate";
           hint = cf.severity == config::Finding::Severity::kError
@@ -244,12 +250,14 @@ class Linter {
       } else if (StartsWith(field, "cpuManagerPolicyOptions") ||
                  (field == "cpuManagerPolicy" && Contains(cf.message, "option"))) {
         code = "cpu-policy-options";
-        hint = "remove or correct the option (enable CPUManagerPolicyAlphaOptions / "
-               "CPUManagerPolicyBetaOptions for a non-stable option)";
+        hint =
+            "remove or correct the option (enable CPUManagerPolicyAlphaOptions / "
+            "CPUManagerPolicyBetaOptions for a non-stable option)";
       } else if (field == "cpuManagerPolicy" && Contains(cf.message, "reserv")) {
         code = "cpu-reservation";
-        hint = "reserve CPUs for the system: reservedSystemCPUs: \"0\" (or systemReserved.cpu / "
-               "kubeReserved.cpu, e.g. \"1\")";
+        hint =
+            "reserve CPUs for the system: reservedSystemCPUs: \"0\" (or systemReserved.cpu / "
+            "kubeReserved.cpu, e.g. \"1\")";
       } else if (field == "cpuManagerPolicy") {
         code = "cpu-policy";
         hint = "use cpuManagerPolicy: static (or none)";
@@ -268,8 +276,9 @@ class Linter {
                      "TopologyManagerPolicyBetaOptions for a non-stable option)";
       } else if (StartsWith(field, "topologyManager")) {
         code = "topology-policy";
-        hint = "use topologyManagerPolicy single-numa-node, restricted or best-effort and "
-               "topologyManagerScope pod or container";
+        hint =
+            "use topologyManagerPolicy single-numa-node, restricted or best-effort and "
+            "topologyManagerScope pod or container";
       }
       report_.findings.push_back(FromConfigFinding(cf, std::move(code), std::move(hint)));
       validate_errors |= cf.severity == config::Finding::Severity::kError;
@@ -313,8 +322,9 @@ class Linter {
       }
     }
     if (memory == "0") {
-      hint += "; reserve some memory first (systemReserved.memory, kubeReserved.memory or "
-              "evictionHard memory.available)";
+      hint +=
+          "; reserve some memory first (systemReserved.memory, kubeReserved.memory or "
+          "evictionHard memory.available)";
     }
     return hint;
   }
@@ -355,12 +365,13 @@ class Linter {
           misspelt = &cf;
         }
       }
-      Finding& f = AddConfig(Severity::kWarning, "memory-policy-none", "memoryManagerPolicy",
-                fmt::format("memoryManagerPolicy is None{}: pod and container memory is not "
-                            "pinned to the NUMA node of their CPUs",
-                            why),
-                "set memoryManagerPolicy: Static with reservedMemory equal to "
-                "systemReserved + kubeReserved + evictionHard memory.available");
+      Finding& f =
+          AddConfig(Severity::kWarning, "memory-policy-none", "memoryManagerPolicy",
+                    fmt::format("memoryManagerPolicy is None{}: pod and container memory is not "
+                                "pinned to the NUMA node of their CPUs",
+                                why),
+                    "set memoryManagerPolicy: Static with reservedMemory equal to "
+                    "systemReserved + kubeReserved + evictionHard memory.available");
       if (f.line == 0 && misspelt != nullptr) {
         f.line = misspelt->line;
         f.column = misspelt->column;
@@ -437,15 +448,15 @@ class Linter {
     // Gate off while the pod uses pod-level resources.
     if (pod_level && !pod_path && managed) {
       const char* gate = !plrm_ ? config::kPodLevelResourceManagers : config::kPodLevelResources;
-      AddPod(Severity::kWarning, "gate-off-pod-level", pod, nullptr, "spec.resources",
-             fmt::format("the pod sets spec.resources ({}) but the {} feature gate is off: the "
-                         "kubelet admits it without NUMA alignment, bubble or exclusive CPUs; "
-                         "all {} run in the node shared pool",
-                         ResourcesText(*pod.resources), gate,
-                         Plural(static_cast<int>(roles.containers.size()), "container",
-                                "containers")),
-             fmt::format("enable featureGates.{}: true (and PodLevelResources) on this node",
-                         config::kPodLevelResourceManagers));
+      AddPod(
+          Severity::kWarning, "gate-off-pod-level", pod, nullptr, "spec.resources",
+          fmt::format("the pod sets spec.resources ({}) but the {} feature gate is off: the "
+                      "kubelet admits it without NUMA alignment, bubble or exclusive CPUs; "
+                      "all {} run in the node shared pool",
+                      ResourcesText(*pod.resources), gate,
+                      Plural(static_cast<int>(roles.containers.size()), "container", "containers")),
+          fmt::format("enable featureGates.{}: true (and PodLevelResources) on this node",
+                      config::kPodLevelResourceManagers));
     }
 
     // Not Guaranteed at pod level.
@@ -496,8 +507,8 @@ class Linter {
         if (sidecar && role != nullptr && role->exclusive_cpus > 0) {
           AddPod(Severity::kWarning, "sidecar-exclusive", pod, c,
                  ContainerField(pod, *c) + ".resources",
-                 fmt::format("sidecar {} ({}{}) holds {} {} for the pod's whole life",
-                             c->name, c->IsRestartableInit() ? "restartable init container; " : "",
+                 fmt::format("sidecar {} ({}{}) holds {} {} for the pod's whole life", c->name,
+                             c->IsRestartableInit() ? "restartable init container; " : "",
                              ResourcesText(c->resources),
                              Plural(role->exclusive_cpus, "exclusive CPU", "exclusive CPUs"),
                              role->role == "pod_exclusive"
@@ -565,9 +576,10 @@ class Linter {
           shared.empty()
               ? "make the pod budget cover the largest exclusive init container plus the "
                 "sidecars' exclusive CPUs, or give the shared init containers room"
-              : fmt::format("raise spec.resources cpu to at least {} (requests and limits), or "
-                            "lower an exclusive container's cpu",
-                            long_running_exclusive + 1);
+              : fmt::format(
+                    "raise spec.resources cpu to at least {} (requests and limits), or "
+                    "lower an exclusive container's cpu",
+                    long_running_exclusive + 1);
       AddPod(Severity::kError, "empty-shared-pool", pod, nullptr, "spec.resources.requests.cpu",
              fmt::format("EmptyPodSharedPoolError: {}{}", valid.message(), amounts),
              std::move(hint));
@@ -625,13 +637,11 @@ class Linter {
       }
       if (!cpu_static_) u.cpus = 0;
       units.push_back(std::move(u));
-    } else if (scope_ == "container" && guaranteed &&
-               (!pod.HasPodLevelResources() || pod_path)) {
+    } else if (scope_ == "container" && guaranteed && (!pod.HasPodLevelResources() || pod_path)) {
       for (const ContainerRole& r : roles.containers) {
         const Container* c = pod.FindContainer(r.name);
         if (c == nullptr) continue;
-        Unit u{c, ContainerField(pod, *c) + ".resources.requests", r.exclusive_cpus,
-               std::nullopt};
+        Unit u{c, ContainerField(pod, *c) + ".resources.requests", r.exclusive_cpus, std::nullopt};
         if (mem_static_ && IsContainerEquivalentQosGuaranteed(*c)) {
           u.memory = Get(c->resources.requests, kResourceMemory);
         }
@@ -642,8 +652,9 @@ class Linter {
     const std::map<int, int> numa_cpus = NumaCpus();
     const std::map<int, uint64_t> numa_memory = NumaMemory();
     for (const Unit& u : units) {
-      const std::string what =
-          u.container == nullptr ? "the pod's budget" : fmt::format("container {}", u.container->name);
+      const std::string what = u.container == nullptr
+                                   ? "the pod's budget"
+                                   : fmt::format("container {}", u.container->name);
       if (u.cpus > 0 && !numa_cpus.empty()) {
         int best = 0;
         std::vector<std::string> per;
@@ -700,9 +711,12 @@ class Linter {
 
 const char* SeverityName(Severity severity) {
   switch (severity) {
-    case Severity::kError: return "error";
-    case Severity::kWarning: return "warning";
-    case Severity::kInfo: return "info";
+    case Severity::kError:
+      return "error";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kInfo:
+      return "info";
   }
   return "error";
 }
@@ -726,8 +740,7 @@ PodRoles ClassifyPod(const KubeletConfig& cfg, const Pod& pod) {
     }
   };
   if (cfg.cpu_manager_policy != "static") {
-    all_shared(fmt::format("cpuManagerPolicy is {}: no exclusive CPUs",
-                           cfg.cpu_manager_policy));
+    all_shared(fmt::format("cpuManagerPolicy is {}: no exclusive CPUs", cfg.cpu_manager_policy));
     return out;
   }
   std::unique_ptr<cpumanager::StaticPolicy> policy = SizingPolicy(cfg);
@@ -762,8 +775,9 @@ PodRoles ClassifyPod(const KubeletConfig& cfg, const Pod& pod) {
   if (scope == "pod" && plrm && pod_level) {
     // podScope.admitUsingPodResources -> AllocatePod.
     if (!plr) {
-      all_shared("the PodLevelResources gate is off: the CPU Manager skips pods with pod-level "
-                 "resources");
+      all_shared(
+          "the PodLevelResources gate is off: the CPU Manager skips pods with pod-level "
+          "resources");
       return out;
     }
     const int total = policy->PodGuaranteedCpus(pod);
@@ -790,9 +804,8 @@ PodRoles ClassifyPod(const KubeletConfig& cfg, const Pod& pod) {
                          "CPUs",
                          ResourcesText(c->resources), Plural(g, "CPU", "CPUs"), total)});
       } else {
-        out.containers.push_back(
-            {c->name, c->kind, "pod_shared", 0,
-             fmt::format("{}: shares the pod's pool", shared_reason(*c))});
+        out.containers.push_back({c->name, c->kind, "pod_shared", 0,
+                                  fmt::format("{}: shares the pod's pool", shared_reason(*c))});
       }
     }
     return out;
@@ -813,8 +826,9 @@ PodRoles ClassifyPod(const KubeletConfig& cfg, const Pod& pod) {
            fmt::format("{}: Guaranteed, {} exclusive from the node pool",
                        ResourcesText(c->resources), Plural(g, "CPU", "CPUs"))});
     } else {
-      out.containers.push_back({c->name, c->kind, "node_shared", 0,
-                                fmt::format("{}: runs in the node shared pool", shared_reason(*c))});
+      out.containers.push_back(
+          {c->name, c->kind, "node_shared", 0,
+           fmt::format("{}: runs in the node shared pool", shared_reason(*c))});
     }
   }
   return out;
@@ -854,9 +868,9 @@ std::string RenderLintTable(const LintReport& report) {
     if (!f.pod.empty()) subject = f.pod + (f.container.empty() ? "" : "/" + f.container);
     if (!f.field.empty()) subject += (subject.empty() ? "" : " ") + f.field;
     std::string loc = Location(f);
-    out += fmt::format("{}{}{} [{}] {}{}{}\n", loc, loc.empty() ? "" : ": ",
-                       SeverityName(f.severity), f.code, subject, subject.empty() ? "" : ": ",
-                       f.message);
+    out +=
+        fmt::format("{}{}{} [{}] {}{}{}\n", loc, loc.empty() ? "" : ": ", SeverityName(f.severity),
+                    f.code, subject, subject.empty() ? "" : ": ", f.message);
     if (!f.hint.empty()) out += fmt::format("    fix: {}\n", f.hint);
   }
   if (report.findings.empty()) out += "no findings\n";
@@ -882,15 +896,15 @@ std::string RenderLintTable(const LintReport& report) {
     }
     size_t w[7] = {0, 0, 0, 0, 0, 0, 0};
     for (const Row& r : rows) {
-      const std::string* cols[7] = {&r.pod, &r.qos, &r.bubble, &r.container,
+      const std::string* cols[7] = {&r.pod,  &r.qos,  &r.bubble, &r.container,
                                     &r.kind, &r.role, &r.cpus};
       for (int i = 0; i < 7; ++i) w[i] = std::max(w[i], cols[i]->size());
     }
     out += "\n";
     for (const Row& r : rows) {
       out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {}\n", r.pod,
-                         w[0], r.qos, w[1], r.bubble, w[2], r.container, w[3], r.kind, w[4],
-                         r.role, w[5], r.cpus, w[6], r.why);
+                         w[0], r.qos, w[1], r.bubble, w[2], r.container, w[3], r.kind, w[4], r.role,
+                         w[5], r.cpus, w[6], r.why);
     }
   }
   const int e = report.Count(Severity::kError);

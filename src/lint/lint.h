@@ -41,15 +41,15 @@ const char* SeverityName(Severity severity);  // "error", "warning", "info"
 
 struct Finding {
   Severity severity = Severity::kError;
-  std::string code;       // stable: "gate-dependency", "empty-shared-pool", ...
-  std::string file;       // the configuration or pod file ("" when none)
-  std::string field;      // "featureGates.PodLevelResourceManagers", "spec.resources.requests.cpu"
-  int line = 0;           // 1-based; 0 when unknown (pods carry no positions)
+  std::string code;   // stable: "gate-dependency", "empty-shared-pool", ...
+  std::string file;   // the configuration or pod file ("" when none)
+  std::string field;  // "featureGates.PodLevelResourceManagers", "spec.resources.requests.cpu"
+  int line = 0;       // 1-based; 0 when unknown (pods carry no positions)
   int column = 0;
   std::string pod;        // "namespace/name" for a pod finding, else ""
   std::string container;  // the container a pod finding is about, else ""
   std::string message;
-  std::string hint;       // how to fix it
+  std::string hint;  // how to fix it
 };
 
 // Where a container's CPUs come from, as the CPU Manager classifies it

@@ -146,8 +146,12 @@ TEST(LintCli, OtherNode) {
   // only NUMA 1 and a 7-CPU budget none.
   auto pod = [](const std::string& cpu) {
     return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  resources:\n"
-           "    requests: {cpu: \"" + cpu + "\", memory: 1Gi}\n"
-           "    limits: {cpu: \"" + cpu + "\", memory: 1Gi}\n"
+           "    requests: {cpu: \"" +
+           cpu +
+           "\", memory: 1Gi}\n"
+           "    limits: {cpu: \"" +
+           cpu +
+           "\", memory: 1Gi}\n"
            "  containers:\n  - name: a\n    image: x\n";
   };
   Result r = Podtopo("lint --config " + Example("kubelet-config.yaml") + " " +

@@ -1,7 +1,5 @@
 #include "lint/lint.h"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,18 +12,12 @@
 namespace podtopo::lint {
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string SeedConfigPath() {
   return testing::SharedDir() + "/seed/kubelet-config-as-in-article.yaml";
 }
-std::string TutorialConfigPath() { return testing::SourceDir() + "/docs/examples/kubelet-config.yaml"; }
+std::string TutorialConfigPath() {
+  return testing::SourceDir() + "/docs/examples/kubelet-config.yaml";
+}
 std::string SeedPodPath() { return testing::SharedDir() + "/seed/pod-level-resource-demo.yaml"; }
 std::string MixedPodPath() { return testing::SourceDir() + "/docs/examples/pod-scope-mixed.yaml"; }
 
@@ -92,9 +84,9 @@ std::string Dump(const LintReport& r) { return RenderLintTable(r); }
 std::string PodYaml(const std::string& cpu, const std::string& mem, const std::string& body,
                     const std::string& limit_cpu = "") {
   return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  resources:\n"
-         "    requests:\n      cpu: \"" + cpu + "\"\n      memory: " + mem +
-         "\n    limits:\n      cpu: \"" + (limit_cpu.empty() ? cpu : limit_cpu) +
-         "\"\n      memory: " + mem + "\n" + body;
+         "    requests:\n      cpu: \"" +
+         cpu + "\"\n      memory: " + mem + "\n    limits:\n      cpu: \"" +
+         (limit_cpu.empty() ? cpu : limit_cpu) + "\"\n      memory: " + mem + "\n" + body;
 }
 
 constexpr char kNoResources[] = "  containers:\n  - name: app\n    image: x\n";
@@ -197,18 +189,18 @@ TEST(LintRoles, MatchAdmission) {
   };
   std::vector<Pod> pods = PodsFromFile(SeedPodPath());
   for (Pod& p : PodsFromFile(MixedPodPath())) pods.push_back(p);
-  pods.push_back(PodFrom(PodYaml("4", "4Gi", "  initContainers:\n" +
-                                                 Guaranteed("side", "1", "1Gi") +
-                                                 "    restartPolicy: Always\n  containers:\n" +
-                                                 Guaranteed("main", "2", "2Gi") +
-                                                 "  - name: shared\n    image: x\n")));
-  pods.push_back(PodFrom("apiVersion: v1\nkind: Pod\nmetadata:\n  name: classic\nspec:\n"
-                         "  containers:\n" + Guaranteed("a", "2", "1Gi") +
-                         Guaranteed("b", "500m", "1Gi")));
+  pods.push_back(
+      PodFrom(PodYaml("4", "4Gi",
+                      "  initContainers:\n" + Guaranteed("side", "1", "1Gi") +
+                          "    restartPolicy: Always\n  containers:\n" +
+                          Guaranteed("main", "2", "2Gi") + "  - name: shared\n    image: x\n")));
+  pods.push_back(
+      PodFrom("apiVersion: v1\nkind: Pod\nmetadata:\n  name: classic\nspec:\n"
+              "  containers:\n" +
+              Guaranteed("a", "2", "1Gi") + Guaranteed("b", "500m", "1Gi")));
   pods.push_back(PodFrom(PodYaml("1500m", "2Gi", kNoResources)));
-  pods.push_back(PodFrom(PodYaml("2", "2Gi", std::string("  containers:\n") +
-                                                 Guaranteed("a", "1", "1Gi"),
-                                 "3")));
+  pods.push_back(PodFrom(
+      PodYaml("2", "2Gi", std::string("  containers:\n") + Guaranteed("a", "1", "1Gi"), "3")));
   for (size_t ci = 0; ci < configs.size(); ++ci) {
     auto parsed = config::ParseKubeletConfig(configs[ci], "kubelet.yaml");
     for (const Pod& pod : pods) {
@@ -234,7 +226,8 @@ TEST(LintRoles, MatchAdmission) {
 }
 
 TEST(LintRoles, CpuPolicyNoneIsNodeShared) {
-  auto parsed = config::ParseKubeletConfig(Edit("cpuManagerPolicy: static", "cpuManagerPolicy: none"), "k");
+  auto parsed =
+      config::ParseKubeletConfig(Edit("cpuManagerPolicy: static", "cpuManagerPolicy: none"), "k");
   PodRoles roles = ClassifyPod(parsed.config, PodsFromFile(MixedPodPath()).front());
   for (const ContainerRole& c : roles.containers) EXPECT_EQ(c.role, "node_shared") << c.name;
   EXPECT_EQ(roles.bubble_cpus, 0);
@@ -253,7 +246,8 @@ TEST(LintChecks, GateDependency) {
 }
 
 TEST(LintChecks, GateOffWhilePodsUsePodLevelResources) {
-  const std::string off = Edit("  PodLevelResourceManagers: true", "  PodLevelResourceManagers: false");
+  const std::string off =
+      Edit("  PodLevelResourceManagers: true", "  PodLevelResourceManagers: false");
   LintReport fires = LintText(off, PodsFromFile(SeedPodPath()));
   auto f = WithCode(fires, "gate-off-pod-level");
   ASSERT_EQ(f.size(), 1u) << Dump(fires);
@@ -338,8 +332,7 @@ TEST(LintChecks, TopologyScopeContainer) {
 }
 
 TEST(LintChecks, TopologyPolicyInvalid) {
-  LintReport fires =
-      LintText(Edit("topologyManagerScope: pod", "topologyManagerScope: node"));
+  LintReport fires = LintText(Edit("topologyManagerScope: pod", "topologyManagerScope: node"));
   auto f = WithCode(fires, "topology-policy");
   ASSERT_EQ(f.size(), 1u) << Dump(fires);
   EXPECT_EQ(f[0].severity, Severity::kError);
@@ -378,7 +371,8 @@ TEST(LintChecks, NodeStartup) {
 }
 
 TEST(LintChecks, UnknownAndDuplicateFields) {
-  LintReport fires = LintText(std::string(kBase) + "topologyManagerPolicyy: restricted\n"
+  LintReport fires = LintText(std::string(kBase) +
+                              "topologyManagerPolicyy: restricted\n"
                               "cpuManagerPolicy: static\n");
   auto u = WithCode(fires, "unknown-field");
   ASSERT_EQ(u.size(), 1u) << Dump(fires);
@@ -390,10 +384,9 @@ TEST(LintChecks, UnknownAndDuplicateFields) {
 
 TEST(LintChecks, EmptySharedPool) {
   // The kubelet's own case: budget 5, exclusive 3 + 2, one shared container.
-  Pod pod = PodFrom(PodYaml("5", "6Gi", std::string("  containers:\n") +
-                                            Guaranteed("a", "3", "2Gi") +
-                                            Guaranteed("b", "2", "2Gi") +
-                                            "  - name: c\n    image: x\n"));
+  Pod pod = PodFrom(PodYaml("5", "6Gi",
+                            std::string("  containers:\n") + Guaranteed("a", "3", "2Gi") +
+                                Guaranteed("b", "2", "2Gi") + "  - name: c\n    image: x\n"));
   LintReport fires = LintText(kBase, {pod});
   auto f = WithCode(fires, "empty-shared-pool");
   ASSERT_EQ(f.size(), 1u) << Dump(fires);
@@ -402,16 +395,16 @@ TEST(LintChecks, EmptySharedPool) {
   EXPECT_NE(f[0].message.find("5 of the pod's 5 CPUs"), std::string::npos);
   EXPECT_NE(f[0].hint.find("at least 6"), std::string::npos);
   // Budget 6 leaves one CPU for c; the docs' pod is fine; container scope does not check it.
-  Pod roomy = PodFrom(PodYaml("6", "6Gi", std::string("  containers:\n") +
-                                              Guaranteed("a", "3", "2Gi") +
-                                              Guaranteed("b", "2", "2Gi") +
-                                              "  - name: c\n    image: x\n"));
+  Pod roomy = PodFrom(PodYaml("6", "6Gi",
+                              std::string("  containers:\n") + Guaranteed("a", "3", "2Gi") +
+                                  Guaranteed("b", "2", "2Gi") + "  - name: c\n    image: x\n"));
   EXPECT_TRUE(WithCode(LintText(kBase, {roomy}), "empty-shared-pool").empty());
   EXPECT_TRUE(WithCode(LintText(kBase, PodsFromFile(MixedPodPath())), "empty-shared-pool").empty());
-  EXPECT_TRUE(WithCode(LintText(Edit("topologyManagerScope: pod", "topologyManagerScope: container"),
-                                {pod}),
-                       "empty-shared-pool")
-                  .empty());
+  EXPECT_TRUE(
+      WithCode(
+          LintText(Edit("topologyManagerScope: pod", "topologyManagerScope: container"), {pod}),
+          "empty-shared-pool")
+          .empty());
 }
 
 TEST(LintChecks, PodNotGuaranteed) {
@@ -432,20 +425,21 @@ TEST(LintChecks, NonIntegralBudget) {
   EXPECT_NE(f[0].message.find("1500m"), std::string::npos);
   EXPECT_NE(f[0].hint.find("\"1\" or \"2\""), std::string::npos);
   EXPECT_EQ(fires.pods[0].bubble_cpus, 0);
-  EXPECT_TRUE(WithCode(LintText(kBase, PodsFromFile(SeedPodPath())), "non-integral-budget").empty());
+  EXPECT_TRUE(
+      WithCode(LintText(kBase, PodsFromFile(SeedPodPath())), "non-integral-budget").empty());
 }
 
 TEST(LintChecks, NonIntegralContainerCpu) {
-  Pod pod = PodFrom(PodYaml("4", "4Gi", std::string("  containers:\n") +
-                                            Guaranteed("half", "500m", "1Gi") +
-                                            Guaranteed("two", "2", "1Gi")));
+  Pod pod = PodFrom(PodYaml("4", "4Gi",
+                            std::string("  containers:\n") + Guaranteed("half", "500m", "1Gi") +
+                                Guaranteed("two", "2", "1Gi")));
   LintReport fires = LintText(kBase, {pod});
   auto f = WithCode(fires, "non-integral-container-cpu");
   ASSERT_EQ(f.size(), 1u) << Dump(fires);
   EXPECT_EQ(f[0].container, "half");
   EXPECT_EQ(f[0].field, "spec.containers[0].resources.requests.cpu");
-  EXPECT_TRUE(
-      WithCode(LintText(kBase, PodsFromFile(MixedPodPath())), "non-integral-container-cpu").empty());
+  EXPECT_TRUE(WithCode(LintText(kBase, PodsFromFile(MixedPodPath())), "non-integral-container-cpu")
+                  .empty());
 }
 
 TEST(LintChecks, BudgetExceedsOneNumaNode) {
@@ -471,9 +465,9 @@ TEST(LintChecks, BudgetExceedsOneNumaNode) {
                        "budget-exceeds-numa")
                   .empty());
   // Container scope: the exclusive container is the unit.
-  Pod wide = PodFrom(PodYaml("24", "8Gi", std::string("  containers:\n") +
-                                              Guaranteed("big", "18", "4Gi") +
-                                              "  - name: rest\n    image: x\n"));
+  Pod wide = PodFrom(PodYaml("24", "8Gi",
+                             std::string("  containers:\n") + Guaranteed("big", "18", "4Gi") +
+                                 "  - name: rest\n    image: x\n"));
   LintReport container_scope =
       LintText(Edit("topologyManagerScope: pod", "topologyManagerScope: container"), {wide});
   auto g = WithCode(container_scope, "budget-exceeds-numa");
@@ -484,50 +478,63 @@ TEST(LintChecks, BudgetExceedsOneNumaNode) {
 // The NUMA-fit finding agrees with admission on an empty node: an error exactly when the
 // single-numa-node Topology Manager rejects the pod.
 TEST(LintChecks, BudgetExceedsNumaMatchesAdmission) {
+  const std::string gate_off =
+      Edit("  PodLevelResourceManagers: true", "  PodLevelResourceManagers: false");
   const std::vector<std::string> configs = {
-      kBase, Edit("topologyManagerScope: pod", "topologyManagerScope: container")};
+      kBase, Edit("topologyManagerScope: pod", "topologyManagerScope: container"), gate_off};
   for (const std::string& cfg_text : configs) {
     auto parsed = config::ParseKubeletConfig(cfg_text, "kubelet.yaml");
     for (const char* cpu : {"1", "8", "15", "16", "17", "32"}) {
       for (const char* mem : {"1Gi", "15260Mi", "16Gi", "16385Mi"}) {
-        // Pod scope: the whole pod; container scope: one Guaranteed container.
-        Pod pod = PodFrom(PodYaml(cpu, mem, std::string("  containers:\n") +
-                                                Guaranteed("a", cpu, mem)));
-        auto node = Node::Create(Demo(), parsed.config, {});
-        ASSERT_TRUE(node.ok()) << node.status();
-        auto admitted = (*node)->Admit(pod);
-        ASSERT_TRUE(admitted.ok());
-        LintReport r = Lint(parsed, Demo(), {pod});
-        const bool flagged = !WithCode(r, "budget-exceeds-numa").empty();
-        EXPECT_EQ(flagged, !admitted->admitted)
-            << "cpu " << cpu << " memory " << mem << " scope " << parsed.config.topology_manager_scope
-            << ": " << admitted->reason << "\n" << Dump(r);
-        if (!admitted->admitted) EXPECT_EQ(admitted->reason, "TopologyAffinityError");
+        for (bool pod_level : {true, false}) {
+          // Pod scope: the whole pod; container scope: one Guaranteed container.
+          Pod pod = PodFrom(
+              pod_level
+                  ? PodYaml(cpu, mem, std::string("  containers:\n") + Guaranteed("a", cpu, mem))
+                  : "apiVersion: v1\nkind: Pod\nmetadata:\n  name: c\nspec:\n"
+                    "  containers:\n" +
+                        Guaranteed("a", cpu, mem));
+          auto node = Node::Create(Demo(), parsed.config, {});
+          ASSERT_TRUE(node.ok()) << node.status();
+          auto admitted = (*node)->Admit(pod);
+          ASSERT_TRUE(admitted.ok());
+          LintReport r = Lint(parsed, Demo(), {pod});
+          const bool flagged = !WithCode(r, "budget-exceeds-numa").empty();
+          EXPECT_EQ(flagged, !admitted->admitted)
+              << "cpu " << cpu << " memory " << mem << " pod-level " << pod_level << " config\n"
+              << cfg_text << ": " << admitted->reason << "\n"
+              << Dump(r);
+          if (!admitted->admitted) {
+            EXPECT_EQ(admitted->reason, "TopologyAffinityError");
+          }
+        }
       }
     }
   }
 }
 
 TEST(LintChecks, SmtMisalignedBudget) {
-  const std::string pcpus = std::string(kBase) + "cpuManagerPolicyOptions:\n  full-pcpus-only: \"true\"\n";
+  const std::string pcpus =
+      std::string(kBase) + "cpuManagerPolicyOptions:\n  full-pcpus-only: \"true\"\n";
   LintReport fires = LintText(pcpus, {PodFrom(PodYaml("3", "2Gi", kNoResources))});
   auto f = WithCode(fires, "smt-misaligned");
   ASSERT_EQ(f.size(), 1u) << Dump(fires);
   EXPECT_NE(f[0].message.find("requested 3 cpus not multiple cpus per core = 2"),
             std::string::npos);
-  EXPECT_TRUE(WithCode(LintText(pcpus, {PodFrom(PodYaml("4", "2Gi", kNoResources))}),
-                       "smt-misaligned")
-                  .empty());
-  EXPECT_TRUE(WithCode(LintText(kBase, {PodFrom(PodYaml("3", "2Gi", kNoResources))}),
-                       "smt-misaligned")
-                  .empty());
+  EXPECT_TRUE(
+      WithCode(LintText(pcpus, {PodFrom(PodYaml("4", "2Gi", kNoResources))}), "smt-misaligned")
+          .empty());
+  EXPECT_TRUE(
+      WithCode(LintText(kBase, {PodFrom(PodYaml("3", "2Gi", kNoResources))}), "smt-misaligned")
+          .empty());
 }
 
 TEST(LintChecks, SidecarBurnsExclusiveCores) {
-  Pod pod = PodFrom(PodYaml("4", "4Gi", "  initContainers:\n" + Guaranteed("proxy", "1", "1Gi") +
-                                            "    restartPolicy: Always\n  containers:\n" +
-                                            Guaranteed("main", "2", "2Gi") +
-                                            "  - name: shared\n    image: x\n"));
+  Pod pod =
+      PodFrom(PodYaml("4", "4Gi",
+                      "  initContainers:\n" + Guaranteed("proxy", "1", "1Gi") +
+                          "    restartPolicy: Always\n  containers:\n" +
+                          Guaranteed("main", "2", "2Gi") + "  - name: shared\n    image: x\n"));
   LintReport fires = LintText(kBase, {pod});
   auto f = WithCode(fires, "sidecar-exclusive");
   ASSERT_EQ(f.size(), 1u) << Dump(fires);
@@ -539,7 +546,8 @@ TEST(LintChecks, SidecarBurnsExclusiveCores) {
 }
 
 TEST(LintChecks, IdleBudget) {
-  Pod pod = PodFrom(PodYaml("4", "4Gi", std::string("  containers:\n") + Guaranteed("main", "2", "2Gi")));
+  Pod pod =
+      PodFrom(PodYaml("4", "4Gi", std::string("  containers:\n") + Guaranteed("main", "2", "2Gi")));
   LintReport fires = LintText(kBase, {pod});
   auto f = WithCode(fires, "idle-budget");
   ASSERT_EQ(f.size(), 1u) << Dump(fires);
@@ -586,7 +594,8 @@ TEST(LintOutput, TableNamesLocationCodeAndFix) {
   EXPECT_NE(table.find(SeedConfigPath() + ":12:1: warning [unknown-field] memoryManager:"),
             std::string::npos)
       << table;
-  EXPECT_NE(table.find("    fix: replace it with `memoryManagerPolicy: Static`"), std::string::npos);
+  EXPECT_NE(table.find("    fix: replace it with `memoryManagerPolicy: Static`"),
+            std::string::npos);
   EXPECT_NE(table.find("worker"), std::string::npos);
   EXPECT_NE(table.find("3 errors, 2 warnings, 2 infos"), std::string::npos) << table;
 }
