@@ -230,7 +230,7 @@ absl::Status CriRuntime::RunPodSteps(const serve::AdmittedPod& pod, const CpuSet
     }
   }
 
-  criv1::PodSandboxConfig sandbox = SandboxConfig(p, PodParent(p.uid), PodLogDir(p));
+  criv1::PodSandboxConfig sandbox = SandboxConfig(p, PodParent(p.uid), PodLogDir(p), options_.cgroup_root);
   std::string sandbox_id;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -320,7 +320,7 @@ absl::Status CriRuntime::StartContainerOf(const serve::AdmittedPod& pod, const C
   criv1::LinuxContainerResources res = ContainerResources(c, *a, pod.allocation, cpus);
   std::error_code ec;
   fs::create_directories(fmt::format("{}/{}", PodLogDir(pod.pod), c.name), ec);
-  auto id = client_->CreateContainer(sandbox_id, ContainerConfig(pod.pod, c, attempt, res), sandbox);
+  auto id = client_->CreateContainer(sandbox_id, ContainerConfig(pod.pod, c, attempt, res, options_.cgroup_root), sandbox);
   if (!id.ok()) {
     return absl::Status(id.status().code(),
                         fmt::format("container \"{}\": {}", c.name, Msg(id.status())));
@@ -401,6 +401,7 @@ void CriRuntime::PodRemoving(const serve::AdmittedPod& pod) {
   }
   criv1::PodSandboxFilter filter;
   (*filter.mutable_label_selector())[kLabelPodUid] = uid;
+  (*filter.mutable_label_selector())[kLabelInstance] = options_.cgroup_root;
   auto list = client_->ListPodSandbox(filter);
   NoteRuntime(list.status());
   if (list.ok()) {
@@ -426,11 +427,13 @@ void CriRuntime::PodRemoving(const serve::AdmittedPod& pod) {
 absl::Status CriRuntime::Sync(const serve::NodeSnapshot& snap) {
   criv1::PodSandboxFilter sfilter;
   (*sfilter.mutable_label_selector())[kLabelManaged] = "true";
+  (*sfilter.mutable_label_selector())[kLabelInstance] = options_.cgroup_root;
   auto sandboxes = client_->ListPodSandbox(sfilter);
   NoteRuntime(sandboxes.status());
   if (!sandboxes.ok()) return sandboxes.status();
   criv1::ContainerFilter cfilter;
   (*cfilter.mutable_label_selector())[kLabelManaged] = "true";
+  (*cfilter.mutable_label_selector())[kLabelInstance] = options_.cgroup_root;
   auto containers = client_->ListContainers(cfilter);
   NoteRuntime(containers.status());
   if (!containers.ok()) return containers.status();

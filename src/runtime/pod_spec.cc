@@ -116,7 +116,8 @@ criv1::LinuxContainerResources ContainerResources(const Container& container,
 }
 
 criv1::PodSandboxConfig SandboxConfig(const Pod& pod, const std::string& cgroup_parent,
-                                      const std::string& log_directory) {
+                                      const std::string& log_directory,
+                                      const std::string& instance) {
   criv1::PodSandboxConfig c;
   c.mutable_metadata()->set_name(pod.name);
   c.mutable_metadata()->set_namespace_(pod.namespace_name);
@@ -129,6 +130,7 @@ criv1::PodSandboxConfig SandboxConfig(const Pod& pod, const std::string& cgroup_
   labels[kLabelPodName] = pod.name;
   labels[kLabelPodNamespace] = pod.namespace_name;
   labels[kLabelManaged] = "true";
+  labels[kLabelInstance] = instance;
   auto* linux = c.mutable_linux();
   linux->set_cgroup_parent(cgroup_parent);
   auto* ns = linux->mutable_security_context()->mutable_namespace_options();
@@ -140,7 +142,8 @@ criv1::PodSandboxConfig SandboxConfig(const Pod& pod, const std::string& cgroup_
 
 criv1::ContainerConfig ContainerConfig(const Pod& pod, const Container& container,
                                        uint32_t attempt,
-                                       const criv1::LinuxContainerResources& resources) {
+                                       const criv1::LinuxContainerResources& resources,
+                                       const std::string& instance) {
   criv1::ContainerConfig c;
   c.mutable_metadata()->set_name(container.name);
   c.mutable_metadata()->set_attempt(attempt);
@@ -155,6 +158,7 @@ criv1::ContainerConfig ContainerConfig(const Pod& pod, const Container& containe
   labels[kLabelContainerName] = container.name;
   labels[kLabelContainerKind] = ContainerKindName(container.kind);
   labels[kLabelManaged] = "true";
+  labels[kLabelInstance] = instance;
   c.set_log_path(fmt::format("{}/{}.log", container.name, attempt));
   *c.mutable_linux()->mutable_resources() = resources;
   return c;

@@ -37,6 +37,9 @@ inline constexpr char kLabelPodNamespace[] = "io.kubernetes.pod.namespace";
 inline constexpr char kLabelContainerName[] = "io.kubernetes.container.name";
 inline constexpr char kLabelManaged[] = "podtopo.io/managed";
 inline constexpr char kLabelContainerKind[] = "podtopo.io/container-kind";
+// Which podtopo instance owns the object: its cgroup root (two podtopo on one runtime with
+// different roots never touch each other's pods).
+inline constexpr char kLabelInstance[] = "podtopo.io/cgroup-root";
 
 inline constexpr int64_t kCfsPeriodUs = 100000;  // the kubelet's default CFS period
 
@@ -71,13 +74,16 @@ criv1::LinuxContainerResources ContainerResources(const Container& container,
                                                   const CpuSet& cpus);
 
 // The sandbox configuration of a pod.
+// `instance` is the kLabelInstance value.
 criv1::PodSandboxConfig SandboxConfig(const Pod& pod, const std::string& cgroup_parent,
-                                      const std::string& log_directory);
+                                      const std::string& log_directory,
+                                      const std::string& instance = "podtopo");
 
 // The container configuration (labels, image, command, args, log path, resources).
 criv1::ContainerConfig ContainerConfig(const Pod& pod, const Container& container,
                                        uint32_t attempt,
-                                       const criv1::LinuxContainerResources& resources);
+                                       const criv1::LinuxContainerResources& resources,
+                                       const std::string& instance = "podtopo");
 
 }  // namespace podtopo::runtime
 

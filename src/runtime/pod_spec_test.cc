@@ -121,6 +121,7 @@ TEST(SandboxConfig, HostNetworkLabelsAndCgroupParent) {
   EXPECT_EQ(s.labels().at(kLabelPodUid), "u-1");
   EXPECT_EQ(s.labels().at(kLabelManaged), "true");
   EXPECT_EQ(s.labels().at("app"), "x");
+  EXPECT_EQ(s.labels().at(kLabelInstance), "podtopo");
 }
 
 TEST(ContainerConfig, LabelsCommandAndLogPath) {
