@@ -56,7 +56,17 @@ void AddAdmitCommands(CLI::App& app, Context& ctx) {
       rejected |= !r->admitted;
       results.push_back(std::move(*r));
     }
-    Print(results, *node, admit->flags.output, ctx);
+    if (admit->flags.output == "svg" || admit->flags.output == "html") {
+      // The picture is of the node: every admitted pod (also those a --state-dir already
+      // held), then the rejected ones, which appear in the legend only.
+      std::vector<PodAllocation> drawn = node->AdmittedPods();
+      for (const auto& r : results) {
+        if (!r.admitted) drawn.push_back(r);
+      }
+      Print(drawn, *node, admit->flags.output, ctx);
+    } else {
+      Print(results, *node, admit->flags.output, ctx);
+    }
     if (rejected) ctx.exit_code = kExitRejected;
   });
 

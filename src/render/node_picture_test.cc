@@ -322,6 +322,23 @@ TEST(NodePicture, TopologyOnly) {
   EXPECT_THAT(RenderHtml(pic), Not(HasSubstr("<h2>Pods</h2>")));
 }
 
+TEST(NodePicture, PolicyNoneEverythingInTheNodePool) {
+  auto topo = Preset("dual-socket-ht");
+  ASSERT_TRUE(topo.ok());
+  config::KubeletConfig cfg;  // cpuManagerPolicy none, memoryManagerPolicy None
+  auto node = Node::Create(*topo, cfg, {});
+  ASSERT_TRUE(node.ok()) << node.status();
+  NodePicture pic = BuildNodePicture(**node, {});
+  ASSERT_EQ(pic.cpus.size(), 12u);
+  for (const auto& c : pic.cpus) EXPECT_EQ(c.owner, CpuOwner::kNodeShared) << c.cpu;
+  ASSERT_EQ(pic.bars.size(), 2u);
+  for (const auto& b : pic.bars) {
+    EXPECT_FALSE(b.accounted);
+    EXPECT_THAT(b.title, HasSubstr("no Memory Manager accounting"));
+  }
+  EXPECT_THAT(RenderHtml(pic), HasSubstr("<p>No pods.</p>"));
+}
+
 TEST(NodePicture, MemoryOnlyNumaNodesGetTheirOwnBox) {
   auto topo = Preset("numa34");
   ASSERT_TRUE(topo.ok());

@@ -134,6 +134,15 @@ TEST(PictureCli, ShowDrawsTheStateDir) {
   ASSERT_EQ(show.code, 0) << show.err;
   EXPECT_THAT(show.out, HasSubstr("default/pod-scope-mixed"));
   EXPECT_EQ(Count(show.out, "class=\"cpu pod-shared\""), 2u);
+  // admit -o svg draws the pods the state dir already held too.
+  std::string seed = testing::SourceDir() + "/docs/examples/pod-level-resource-demo.yaml";
+  Result more = RunCli({"admit", "--state-dir", dir, "-o", "svg", seed});
+  ASSERT_EQ(more.code, 0) << more.err;
+  EXPECT_THAT(more.out, HasSubstr("<title>Pod default/pod-scope-mixed"));
+  EXPECT_THAT(more.out, HasSubstr("<title>Pod default/pod-level-resource-demo"));
+  EXPECT_EQ(Count(more.out, "class=\"cpu pod-exclusive\""), 2u);
+  EXPECT_EQ(Count(more.out, "class=\"cpu pod-shared\""), 4u);
+  EXPECT_EQ(Count(more.out, "class=\"cpu unassigned\""), 0u);
   Result bad = RunCli({"show", "--state-dir", dir, "-o", "png"});
   EXPECT_EQ(bad.code, 1);
   std::filesystem::remove_all(dir);
