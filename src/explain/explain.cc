@@ -587,17 +587,25 @@ Explanation Explain(const PodAllocation& result) {
         const MergeStep& ms = t.merges.back();
         for (const auto& [type, need] : ms.memory_request) {
           std::vector<std::string> per_numa;
+          bool groups = false, used_single = false;
           for (const NumaSnapshot& n : ms.numa) {
+            groups |= !n.memory_group.empty();
+            used_single |= n.memory_group.empty() && n.memory_assignments > 0;
             uint64_t free = n.memory_free.count(type) ? n.memory_free.at(type) : 0;
             per_numa.push_back(fmt::format(
                 "NUMA {}: {} free{}", n.id, FormatSize(free),
                 n.memory_group.empty() ? "" : " (group " + NumaList(n.memory_group) + ")"));
           }
+          std::vector<std::string> rules;
+          if (groups) rules.push_back("a node of a multi-NUMA group cannot serve alone");
+          if (used_single) {
+            rules.push_back("a node holding single-NUMA memory cannot join a multi-NUMA mask");
+          }
           e.decision += fmt::format(
-              "; {}: need {}; {}: no NUMA mask holds it (a node of a multi-NUMA group "
-              "cannot serve alone), so the Memory Manager gave no hint and the merge followed "
-              "the other providers",
-              type, FormatSize(need), Join(per_numa, ", "));
+              "; {}: need {}; {}: no NUMA mask holds it{}, so the Memory Manager gave no hint "
+              "(no preference) and the merge followed the other providers",
+              type, FormatSize(need), Join(per_numa, ", "),
+              rules.empty() ? "" : " (" + Join(rules, "; ") + ")");
         }
       }
     }
@@ -1014,6 +1022,34 @@ std::vector<Suggestion> Suggest(const PodAllocation& result, const Explanation& 
       }
     } else if (f.reason == kReasonEmptyPodSharedPool) {
       SuggestLargerBudget(t, rp, f.message.find("cpu") == std::string::npos, out);
+    } else if (f.provider == "memory" && !t.merges.empty()) {
+      // The most memory one NUMA node still has free.
+      const MergeStep& ms = t.merges.back();
+      for (const auto& [type, need] : ms.memory_request) {
+        uint64_t best = 0;
+        int best_numa = -1;
+        for (const NumaSnapshot& n : ms.numa) {
+          uint64_t free = n.memory_free.count(type) ? n.memory_free.at(type) : 0;
+          if (n.memory_group.empty() && free > best) {
+            best = free;
+            best_numa = n.id;
+          }
+        }
+        best = best / (1 << 20) * (1 << 20);
+        if (best == 0 || best >= need) continue;
+        std::string what;
+        auto pod = Adjust(t.pod, t, f.container, type,
+                          static_cast<int64_t>(best) - static_cast<int64_t>(need), &what);
+        if (!pod.has_value()) continue;
+        auto r = rp.Run(*pod);
+        if (r.has_value() && r->admitted) {
+          out.push_back({"smaller-request",
+                         fmt::format("request {}: it fits on NUMA {}; checked: admitted with "
+                                     "hint {}",
+                                     what, best_numa, MergedOf(*r, f.container)),
+                         true});
+        }
+      }
     }
     SuggestPolicies(t, rp, sc, out);
     SuggestEmptyNode(t, rp, sc, out);

@@ -379,6 +379,41 @@ TEST(ExplainTest, UnexpectedAdmissionErrorFromMemoryGroups) {
   EXPECT_TRUE(empty->verified);
 }
 
+TEST(ExplainTest, SingleNumaNodeCpuAndMemoryFreeOnDifferentNodes) {
+  auto ex = ExplainFile(Testdata("memory-cpu-split.yaml"), SeedConfig());
+  ASSERT_EQ(ex.size(), 5u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(ex[i].admitted) << ex[i].pod;
+  const Explanation& e = ex[4];
+  EXPECT_EQ(e.reason, "TopologyAffinityError");
+  const Step& s = e.steps.at(0);
+  // 12Gi taken on NUMA 0-2: NUMA 0 keeps 16Gi - 1124Mi - 12Gi = 2972Mi, NUMA 1 and 2 4Gi;
+  // NUMA 3's 16 CPUs are all taken.
+  EXPECT_THAT(AllWhy(*Mask(s, {0})), HasSubstr("memory: need 6Gi, free 2972Mi on NUMA 0"));
+  EXPECT_THAT(AllWhy(*Mask(s, {1})), HasSubstr("memory: need 6Gi, free 4Gi on NUMA 1"));
+  EXPECT_THAT(AllWhy(*Mask(s, {3})), HasSubstr("cpu: need 2, free 0 on NUMA 3"));
+  const Suggestion* smaller = Suggested(e, "smaller-request");
+  ASSERT_NE(smaller, nullptr);
+  EXPECT_TRUE(smaller->verified);
+  EXPECT_THAT(smaller->text, HasSubstr("memory 4Gi (instead of 6Gi)"));
+}
+
+TEST(ExplainTest, UnexpectedAdmissionErrorWhenNoNodeHoldsTheMemory) {
+  // Under single-numa-node too: the Memory Manager has no mask for 8Gi, so it gives no hint at
+  // all ("no preference"), the merge follows the CPUs and its Allocate fails.
+  auto ex = ExplainFile(Testdata("memory-fill.yaml"), SeedConfig());
+  ASSERT_EQ(ex.size(), 5u);
+  const Explanation& e = ex[4];
+  EXPECT_EQ(e.reason, "UnexpectedAdmissionError");
+  ASSERT_TRUE(e.allocation_failure.has_value());
+  EXPECT_EQ(e.allocation_failure->provider, "memory");
+  EXPECT_THAT(e.decision, HasSubstr("NUMA 1: 4Gi free"));
+  EXPECT_THAT(e.decision, HasSubstr("NUMA 0: 2972Mi free"));
+  const Suggestion* smaller = Suggested(e, "smaller-request");
+  ASSERT_NE(smaller, nullptr);
+  EXPECT_TRUE(smaller->verified);
+  EXPECT_THAT(smaller->text, HasSubstr("memory 4Gi (instead of 8Gi)"));
+}
+
 TEST(ExplainTest, NeverWritesTheStateDir) {
   std::string dir = testing::MakeTempDir("explain");
   auto ex = ExplainFile(testing::SourceDir() + "/docs/examples/pod-level-resource-demo.yaml",
