@@ -392,6 +392,30 @@ class Linter {
                 "from the node pool and the others run in the node shared pool",
                 "set topologyManagerScope: pod for one NUMA-aligned bubble per pod");
     }
+
+    // Options that cannot act under single-numa-node (every allocation is one NUMA node).
+    if (single_numa_) {
+      auto set_true = [](const std::map<std::string, std::string>& m, const char* name) {
+        auto it = m.find(name);
+        return it != m.end() && (it->second == "true" || it->second == "1" || it->second == "t" ||
+                                 it->second == "T" || it->second == "TRUE" || it->second == "True");
+      };
+      if (set_true(cfg_.topology_manager_policy_options, "prefer-closest-numa-nodes")) {
+        AddConfig(Severity::kInfo, "option-no-effect",
+                  "topologyManagerPolicyOptions.prefer-closest-numa-nodes",
+                  "prefer-closest-numa-nodes chooses among hints that span several NUMA nodes; "
+                  "single-numa-node admits only single-NUMA hints, so the option never acts",
+                  "drop the option, or use topologyManagerPolicy restricted / best-effort");
+      }
+      if (cpu_static_ && set_true(cfg_.cpu_manager_policy_options, "distribute-cpus-across-numa")) {
+        AddConfig(Severity::kInfo, "option-no-effect",
+                  "cpuManagerPolicyOptions.distribute-cpus-across-numa",
+                  "distribute-cpus-across-numa spreads an allocation over several NUMA nodes; "
+                  "under single-numa-node every allocation fits one NUMA node, so the option "
+                  "never acts",
+                  "drop the option, or use topologyManagerPolicy restricted / best-effort");
+      }
+    }
   }
 
   // ---- the node ----

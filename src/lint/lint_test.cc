@@ -351,6 +351,22 @@ TEST(LintChecks, CpuOptionCompatibility) {
   EXPECT_TRUE(WithCode(LintText(kBase), "cpu-policy-options").empty());
 }
 
+TEST(LintChecks, OptionNoEffectUnderSingleNumaNode) {
+  const std::string opts = std::string(kBase) +
+                           "topologyManagerPolicyOptions:\n  prefer-closest-numa-nodes: \"true\"\n"
+                           "cpuManagerPolicyOptions:\n  distribute-cpus-across-numa: \"true\"\n";
+  LintReport fires = LintText(opts);
+  auto f = WithCode(fires, "option-no-effect");
+  ASSERT_EQ(f.size(), 2u) << Dump(fires);
+  EXPECT_EQ(f[0].field, "topologyManagerPolicyOptions.prefer-closest-numa-nodes");
+  EXPECT_EQ(f[1].field, "cpuManagerPolicyOptions.distribute-cpus-across-numa");
+  EXPECT_EQ(fires.Count(Severity::kError), 0) << Dump(fires);
+  std::string restricted = opts;
+  restricted.replace(restricted.find("single-numa-node"), 16, "restricted");
+  EXPECT_TRUE(WithCode(LintText(restricted), "option-no-effect").empty());
+  EXPECT_TRUE(WithCode(LintText(kBase), "option-no-effect").empty());
+}
+
 TEST(LintChecks, NodeStartup) {
   // The Topology Manager refuses more than 8 NUMA nodes unless max-allowable-numa-nodes says so.
   auto parsed = config::ParseKubeletConfig(kBase, "kubelet.yaml");
