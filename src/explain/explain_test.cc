@@ -414,6 +414,62 @@ TEST(ExplainTest, UnexpectedAdmissionErrorWhenNoNodeHoldsTheMemory) {
   EXPECT_THAT(smaller->text, HasSubstr("memory 4Gi (instead of 8Gi)"));
 }
 
+TEST(ExplainTest, DeviceShortagePerNumaNode) {
+  // The demo node with one device on each of NUMA 0, 1 and 2.
+  auto node = LoadNode("preset:demo");
+  ASSERT_TRUE(node.ok());
+  node->devices = {{"example.com/gpu", "gpu0", 0},
+                   {"example.com/gpu", "gpu1", 1},
+                   {"example.com/gpu", "gpu2", 2}};
+  auto pods = ParsePods(R"(apiVersion: v1
+kind: Pod
+metadata: {name: one-gpu}
+spec:
+  containers:
+  - name: app
+    image: busybox
+    resources:
+      requests: {cpu: "2", memory: 1Gi, example.com/gpu: "1"}
+      limits: {cpu: "2", memory: 1Gi, example.com/gpu: "1"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: two-gpus}
+spec:
+  containers:
+  - name: app
+    image: busybox
+    resources:
+      requests: {cpu: "2", memory: 1Gi, example.com/gpu: "2"}
+      limits: {cpu: "2", memory: 1Gi, example.com/gpu: "2"}
+)",
+                        "gpus.yaml");
+  ASSERT_TRUE(pods.ok()) << pods.status();
+  auto ex = ExplainPods({*node, SeedConfig(), ""}, *pods);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  ASSERT_EQ(ex->size(), 2u);
+  // one-gpu lands on NUMA 0 (lowest single node with a device, CPUs and memory).
+  EXPECT_TRUE((*ex)[0].admitted);
+  EXPECT_EQ(*(*ex)[0].steps.at(0).merged.numa, std::vector<int>{0});
+  const Explanation& e = (*ex)[1];
+  EXPECT_EQ(e.reason, "TopologyAffinityError");
+  const Step& s = e.steps.at(0);
+  EXPECT_THAT(AllWhy(*Mask(s, {0})), HasSubstr("example.com/gpu: need 2, free 0 on NUMA 0"));
+  EXPECT_THAT(AllWhy(*Mask(s, {1})), HasSubstr("example.com/gpu: need 2, free 1 on NUMA 1"));
+  EXPECT_THAT(AllWhy(*Mask(s, {3})), HasSubstr("example.com/gpu: need 2, free 0 on NUMA 3"));
+  const Suggestion* policy = Suggested(e, "policy");
+  ASSERT_NE(policy, nullptr);
+  EXPECT_THAT(policy->text, HasSubstr("best-effort"));
+  bool device_hints = false;
+  for (const auto& r : s.hints) {
+    if (r.provider == "devices" && r.resource == "example.com/gpu") {
+      device_hints = true;
+      EXPECT_EQ(r.request, "2");
+    }
+  }
+  EXPECT_TRUE(device_hints);
+}
+
 TEST(ExplainTest, NeverWritesTheStateDir) {
   std::string dir = testing::MakeTempDir("explain");
   auto ex = ExplainFile(testing::SourceDir() + "/docs/examples/pod-level-resource-demo.yaml",
