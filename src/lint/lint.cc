@@ -393,7 +393,7 @@ class Linter {
                 "set topologyManagerScope: pod for one NUMA-aligned bubble per pod");
     }
 
-    // Options that cannot act under single-numa-node (every allocation is one NUMA node).
+    // Options that cannot act under single-numa-node (only single-NUMA hints are admitted).
     if (single_numa_) {
       auto set_true = [](const std::map<std::string, std::string>& m, const char* name) {
         auto it = m.find(name);
@@ -405,14 +405,6 @@ class Linter {
                   "topologyManagerPolicyOptions.prefer-closest-numa-nodes",
                   "prefer-closest-numa-nodes chooses among hints that span several NUMA nodes; "
                   "single-numa-node admits only single-NUMA hints, so the option never acts",
-                  "drop the option, or use topologyManagerPolicy restricted / best-effort");
-      }
-      if (cpu_static_ && set_true(cfg_.cpu_manager_policy_options, "distribute-cpus-across-numa")) {
-        AddConfig(Severity::kInfo, "option-no-effect",
-                  "cpuManagerPolicyOptions.distribute-cpus-across-numa",
-                  "distribute-cpus-across-numa spreads an allocation over several NUMA nodes; "
-                  "under single-numa-node every allocation fits one NUMA node, so the option "
-                  "never acts",
                   "drop the option, or use topologyManagerPolicy restricted / best-effort");
       }
     }
