@@ -1072,6 +1072,44 @@ absl::StatusOr<std::vector<Explanation>> ExplainPods(const Scenario& scenario,
     auto r = (*node)->Admit(pod);
     if (!r.ok()) return r.status();
     Explanation e = Explain(*r);
+    if (r->trace == nullptr) {
+      // Already admitted (state dir): explain it as if it arrived now on the node without it,
+      // and keep the CPUs it holds.
+      Node::Options ro;
+      ro.state_dir = scenario.state_dir;
+      ro.read_only = true;
+      auto again = Node::Create(scenario.topology, scenario.config, ro);
+      bool ok = again.ok();
+      for (const Pod& p : before) {
+        if (!ok) break;
+        auto b = (*again)->Admit(p);
+        ok = b.ok() && b->admitted;
+      }
+      if (ok) ok = (*again)->Remove(pod.namespace_name, pod.name).ok();
+      std::optional<PodAllocation> fresh;
+      if (ok) {
+        auto a = (*again)->Admit(pod);
+        if (a.ok() && a->trace != nullptr) fresh = std::move(*a);
+      }
+      if (fresh.has_value()) {
+        Explanation full = Explain(*fresh);
+        full.admitted = r->admitted;
+        full.reason = r->reason;
+        full.message = r->message;
+        full.pod_cpus = r->cpus.String();
+        for (auto& c : full.containers) {
+          for (const auto& held : r->containers) {
+            if (held.name == c.name) {
+              c.placement = PlacementOf(held.assignment);
+              c.cpus = held.cpus.String();
+            }
+          }
+        }
+        full.note = "already admitted on this node (found in the state dir): its CPUs are the "
+                    "ones it holds; the hints are recomputed as if it arrived now";
+        e = std::move(full);
+      }
+    }
     Replayer rp(scenario, before);
     e.suggestions = Suggest(*r, e, scenario, rp);
     if (r->admitted && r->trace != nullptr) before.push_back(pod);

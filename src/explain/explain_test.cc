@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "testing/testing.h"
 #include "topology/node_source.h"
+#include "util/file.h"
 
 namespace podtopo::explain {
 namespace {
@@ -477,6 +478,37 @@ TEST(ExplainTest, NeverWritesTheStateDir) {
   ASSERT_EQ(ex.size(), 1u);
   EXPECT_TRUE(ex[0].admitted);
   EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
+TEST(ExplainTest, PodAlreadyInTheStateDirIsExplainedAndTheStateKept) {
+  std::string dir = testing::MakeTempDir("explain-state");
+  std::string seed = testing::SourceDir() + "/docs/examples/pod-level-resource-demo.yaml";
+  std::string held;
+  {
+    auto node = Node::Create(LoadNode("preset:demo").value(), SeedConfig(), {dir});
+    ASSERT_TRUE(node.ok()) << node.status();
+    auto a = (*node)->Admit(Pods(seed).at(0));
+    ASSERT_TRUE(a.ok() && a->admitted);
+    held = a->cpus.String();
+  }
+  std::map<std::string, std::string> before;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
+    before[f.path().string()] = ReadFile(f.path().string()).value();
+  }
+  ASSERT_EQ(before.size(), 3u);
+  auto ex = ExplainFile(seed, SeedConfig(), dir);
+  ASSERT_EQ(ex.size(), 1u);
+  EXPECT_TRUE(ex[0].admitted);
+  EXPECT_THAT(ex[0].note, HasSubstr("already admitted"));
+  EXPECT_EQ(ex[0].pod_cpus, held);
+  EXPECT_EQ(C(ex[0], "worker").cpus, held);
+  EXPECT_THAT(C(ex[0], "worker").why, HasSubstr("not on exclusive cores"));
+  EXPECT_EQ(ex[0].steps.size(), 1u);
+  std::map<std::string, std::string> after;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
+    after[f.path().string()] = ReadFile(f.path().string()).value();
+  }
+  EXPECT_EQ(before, after);
 }
 
 TEST(ExplainTest, JsonIsStable) {
