@@ -21,8 +21,7 @@ struct ClientFlags {
   double timeout_seconds = 10;
 
   void Add(CLI::App* cmd) {
-    cmd->add_option("--socket", socket, "the kubelet's PodResources socket")
-        ->capture_default_str();
+    cmd->add_option("--socket", socket, "the kubelet's PodResources socket")->capture_default_str();
     cmd->add_option("-o,--output", output, "table | wide | json")
         ->check(CLI::IsMember({"table", "wide", "json"}))
         ->capture_default_str();
@@ -120,8 +119,9 @@ void AddClientCommands(CLI::App& app, Context& ctx) {
 
   auto list = std::make_shared<ClientFlags>();
   CLI::App* lc = client_cmd->add_subcommand(
-      "list", "Every pod with its CPUs, derived pod shared pool, exclusive containers and NUMA "
-              "totals; then the node");
+      "list",
+      "Every pod with its CPUs, derived pod shared pool, exclusive containers and NUMA "
+      "totals; then the node");
   list->Add(lc);
   lc->callback([list, lc, &ctx] {
     client::NumaMap map;
@@ -157,8 +157,8 @@ void AddClientCommands(CLI::App& app, Context& ctx) {
     std::string pod;
   };
   auto get = std::make_shared<GetOpts>();
-  CLI::App* gc = client_cmd->add_subcommand(
-      "get", "One pod in detail: every container's pool and CPUs (Get)");
+  CLI::App* gc =
+      client_cmd->add_subcommand("get", "One pod in detail: every container's pool and CPUs (Get)");
   gc->add_option("pod", get->pod, "NAMESPACE/NAME (a bare NAME means namespace default)")
       ->required();
   get->flags.Add(gc);

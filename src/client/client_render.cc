@@ -64,7 +64,8 @@ std::string BlocksCell(const std::vector<MemoryBlock>& blocks) {
 std::string MemoryCell(const std::map<std::string, uint64_t>& memory) {
   if (memory.empty()) return "-";
   std::vector<std::string> parts;
-  for (const auto& [type, bytes] : memory) parts.push_back(fmt::format("{}={}", type, FormatBytes(bytes)));
+  for (const auto& [type, bytes] : memory)
+    parts.push_back(fmt::format("{}={}", type, FormatBytes(bytes)));
   return Join(parts, ",");
 }
 
@@ -74,8 +75,10 @@ std::string NumaCell(const std::vector<NumaTotals>& numa) {
   std::vector<std::string> parts;
   for (const auto& t : numa) {
     std::vector<std::string> what;
-    if (!t.cpus.IsEmpty()) what.push_back(fmt::format("{} CPU{}", t.cpus.Size(), t.cpus.Size() == 1 ? "" : "s"));
-    for (const auto& [type, bytes] : t.memory) what.push_back(fmt::format("{}={}", type, FormatBytes(bytes)));
+    if (!t.cpus.IsEmpty())
+      what.push_back(fmt::format("{} CPU{}", t.cpus.Size(), t.cpus.Size() == 1 ? "" : "s"));
+    for (const auto& [type, bytes] : t.memory)
+      what.push_back(fmt::format("{}={}", type, FormatBytes(bytes)));
     parts.push_back(fmt::format("{}: {}", NumaKey(t.numa), Join(what, " ")));
   }
   return Join(parts, "; ");
@@ -179,13 +182,12 @@ std::string RenderPodDetail(const PodView& pod) {
     out += fmt::format("pod-level allocation: CPUs {}, memory {}\n", CpusCell(pod.pod_cpus),
                        BlocksCell(pod.pod_memory));
   } else {
-    out += Level(pod) == "none" ? "no exclusive resources\n"
-                                : "container-level allocations only\n";
+    out += Level(pod) == "none" ? "no exclusive resources\n" : "container-level allocations only\n";
   }
   std::vector<std::vector<std::string>> rows = {{"CONTAINER", "POOL", "CPUS", "MEMORY", "DEVICES"}};
   for (const auto& c : pod.containers) {
-    rows.push_back({c.name, PoolName(c.pool), ContainerCpus(pod, c), BlocksCell(c.memory),
-                    DevicesCell(c)});
+    rows.push_back(
+        {c.name, PoolName(c.pool), ContainerCpus(pod, c), BlocksCell(c.memory), DevicesCell(c)});
   }
   out += Columns(rows, "  ");
   std::vector<std::string> summary;
@@ -205,8 +207,9 @@ std::string RenderPodsTable(const std::vector<PodView>& pods, const NodeUsage& u
   if (wide) {
     for (const auto& p : pods) out += RenderPodDetail(p) + "\n";
   } else {
-    std::vector<std::vector<std::string>> rows = {
-        {"NAMESPACE", "NAME", "LEVEL", "CPUS", "SHARED POOL", "EXCLUSIVE CONTAINERS", "MEMORY", "NUMA"}};
+    std::vector<std::vector<std::string>> rows = {{"NAMESPACE", "NAME", "LEVEL", "CPUS",
+                                                   "SHARED POOL", "EXCLUSIVE CONTAINERS", "MEMORY",
+                                                   "NUMA"}};
     for (const auto& p : pods) {
       rows.push_back({p.namespace_, p.name, Level(p), CpusCell(p.usage_cpus),
                       p.shared_pool.IsEmpty() ? "-" : p.shared_pool.String(), ExclusiveCell(p),
@@ -292,12 +295,9 @@ nlohmann::ordered_json ListJson(const std::vector<PodView>& pods, const NodeUsag
 }
 
 nlohmann::ordered_json AllocatableJson(const AllocatableView& a) {
-  return Json{{"cpus", Cpus(a.cpus)},
-              {"cpuCount", a.cpus.Size()},
-              {"memory", BlocksJson(a.memory)},
-              {"devices", DevicesJson(a.devices)},
-              {"numa", NumaJson(a.numa)},
-              {"warnings", Warnings(a.warnings)}};
+  return Json{{"cpus", Cpus(a.cpus)},           {"cpuCount", a.cpus.Size()},
+              {"memory", BlocksJson(a.memory)}, {"devices", DevicesJson(a.devices)},
+              {"numa", NumaJson(a.numa)},       {"warnings", Warnings(a.warnings)}};
 }
 
 }  // namespace podtopo::client

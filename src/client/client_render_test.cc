@@ -33,7 +33,8 @@ TEST(ClientRenderTest, TableShowsThePodOnceWithItsSharedPool) {
   std::vector<PodView> pods = {MixedView()};
   std::string text = RenderPodsTable(pods, SumUsage(pods, {}), nullptr, false);
   EXPECT_THAT(text, HasSubstr("NAMESPACE  NAME"));
-  EXPECT_THAT(text, HasSubstr("default    pod-scope-mixed  pod    2-5 (4)  4-5          main-app=2-3"));
+  EXPECT_THAT(text,
+              HasSubstr("default    pod-scope-mixed  pod    2-5 (4)  4-5          main-app=2-3"));
   EXPECT_THAT(text, HasSubstr("memory=4Gi"));
   EXPECT_THAT(text, HasSubstr("0: 4 CPUs memory=4Gi"));
   EXPECT_THAT(text, HasSubstr("node: 1 pod, exclusive CPUs 2-5 (4), memory memory=4Gi"));
@@ -65,9 +66,8 @@ TEST(ClientRenderTest, JsonKeysAreStableCamelCase) {
   std::vector<std::string> keys;
   for (auto it = json.begin(); it != json.end(); ++it) keys.push_back(it.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"namespace", "name", "level", "podLevel", "podCpus",
-                                            "podMemory", "exclusiveContainerCpus",
-                                            "sharedPoolCpus", "containers", "usage", "numa",
-                                            "warnings"}));
+                                            "podMemory", "exclusiveContainerCpus", "sharedPoolCpus",
+                                            "containers", "usage", "numa", "warnings"}));
 }
 
 TEST(ClientRenderTest, AllocatableTable) {

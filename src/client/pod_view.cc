@@ -31,7 +31,8 @@ std::vector<int64_t> NumaIds(const v1::TopologyInfo& topology) {
   return ids;
 }
 
-std::vector<MemoryBlock> ToBlocks(const google::protobuf::RepeatedPtrField<v1::ContainerMemory>& m) {
+std::vector<MemoryBlock> ToBlocks(
+    const google::protobuf::RepeatedPtrField<v1::ContainerMemory>& m) {
   std::vector<MemoryBlock> blocks;
   for (const auto& b : m) {
     blocks.push_back(MemoryBlock{b.memory_type(), b.size(), NumaIds(b.topology())});
@@ -57,8 +58,8 @@ std::vector<ClaimView> ToClaims(
     ClaimView v{c.claim_name(), c.claim_namespace(), {}};
     for (const auto& r : c.claim_resources()) {
       if (!r.device_name().empty()) {
-        v.devices.push_back(fmt::format("{}/{}/{}", r.driver_name(), r.pool_name(),
-                                        r.device_name()));
+        v.devices.push_back(
+            fmt::format("{}/{}/{}", r.driver_name(), r.pool_name(), r.device_name()));
       } else {
         for (const auto& cdi : r.cdi_devices()) v.devices.push_back(cdi.name());
       }
@@ -97,8 +98,8 @@ std::vector<NumaTotals> SplitByNuma(const CpuSet& cpus, const std::vector<Memory
   if (!unmapped.IsEmpty()) {
     at({}).cpus = unmapped;
     if (!numa_map.empty() && warnings != nullptr) {
-      warnings->push_back(fmt::format("CPUs {} are on no NUMA node of the node topology",
-                                      unmapped.String()));
+      warnings->push_back(
+          fmt::format("CPUs {} are on no NUMA node of the node topology", unmapped.String()));
     }
   }
   for (const auto& b : blocks) at(b.numa).memory[b.type] += b.size;
@@ -159,8 +160,8 @@ absl::StatusOr<PodView> BuildPodView(const v1::PodResources& pod, const NumaMap&
   for (const auto& c : pod.containers()) {
     ContainerView cv;
     cv.name = c.name();
-    PODTOPO_ASSIGN_OR_RETURN(cv.reported_cpus,
-                             ToCpuSet(c.cpu_ids(), fmt::format("{} container {}", where, c.name())));
+    PODTOPO_ASSIGN_OR_RETURN(
+        cv.reported_cpus, ToCpuSet(c.cpu_ids(), fmt::format("{} container {}", where, c.name())));
     cv.memory = ToBlocks(c.memory());
     cv.devices = ToDevices(c.devices());
     cv.claims = ToClaims(c.dynamic_resources());
@@ -175,7 +176,8 @@ absl::StatusOr<PodView> BuildPodView(const v1::PodResources& pod, const NumaMap&
   if (!view.pod_level) {
     for (size_t i = 0; i < view.containers.size(); ++i) {
       for (size_t j = 0; j < view.containers.size(); ++j) {
-        if (i != j && view.containers[i].reported_cpus.Intersects(view.containers[j].reported_cpus)) {
+        if (i != j &&
+            view.containers[i].reported_cpus.Intersects(view.containers[j].reported_cpus)) {
           view.containers[i].pool = Pool::kLegacyShared;
         }
       }
@@ -196,9 +198,9 @@ absl::StatusOr<PodView> BuildPodView(const v1::PodResources& pod, const NumaMap&
     }
     if (c.pool == Pool::kLegacyShared) legacy_shared.UnionWith(c.reported_cpus);
     if (!view.pod_cpus.IsEmpty() && !c.reported_cpus.IsSubsetOf(view.pod_cpus)) {
-      view.warnings.push_back(fmt::format("container {} reports CPUs {} outside the pod's CPUs {}",
-                                          c.name, c.reported_cpus.Difference(view.pod_cpus).String(),
-                                          view.pod_cpus.String()));
+      view.warnings.push_back(
+          fmt::format("container {} reports CPUs {} outside the pod's CPUs {}", c.name,
+                      c.reported_cpus.Difference(view.pod_cpus).String(), view.pod_cpus.String()));
     }
   }
 

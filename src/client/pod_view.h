@@ -47,9 +47,9 @@ using NumaMap = std::map<int64_t, CpuSet>;
 inline constexpr int64_t kMaxCpuId = (1 << 20) - 1;
 
 struct MemoryBlock {
-  std::string type;            // "memory", "hugepages-2Mi", ...
-  uint64_t size = 0;           // bytes
-  std::vector<int64_t> numa;   // sorted, unique; empty = no topology reported
+  std::string type;           // "memory", "hugepages-2Mi", ...
+  uint64_t size = 0;          // bytes
+  std::vector<int64_t> numa;  // sorted, unique; empty = no topology reported
   friend bool operator==(const MemoryBlock&, const MemoryBlock&) = default;
 };
 
@@ -77,18 +77,18 @@ const char* PoolName(Pool pool);
 struct ContainerView {
   std::string name;
   Pool pool = Pool::kNodeShared;
-  CpuSet reported_cpus;               // cpu_ids as the server reported them
-  CpuSet cpus;                        // the CPUs it runs on when known (pod shared pool too)
-  std::vector<MemoryBlock> memory;    // as reported
+  CpuSet reported_cpus;             // cpu_ids as the server reported them
+  CpuSet cpus;                      // the CPUs it runs on when known (pod shared pool too)
+  std::vector<MemoryBlock> memory;  // as reported
   std::vector<DeviceView> devices;
   std::vector<ClaimView> claims;
 };
 
 struct NumaTotals {
-  std::vector<int64_t> numa;                 // one node, or a group of a multi-NUMA block;
-                                             // empty = not known
+  std::vector<int64_t> numa;  // one node, or a group of a multi-NUMA block;
+                              // empty = not known
   CpuSet cpus;
-  std::map<std::string, uint64_t> memory;    // type -> bytes
+  std::map<std::string, uint64_t> memory;  // type -> bytes
 };
 
 struct PodView {

@@ -155,7 +155,8 @@ TEST(PodViewTest, WarnsAboutInconsistentAnswers) {
   auto view = BuildPodView(pod, {{0, Cpus("0-3")}});
   ASSERT_TRUE(view.ok());
   ASSERT_EQ(view->warnings.size(), 2u);
-  EXPECT_THAT(view->warnings[0], HasSubstr("container main-app reports CPUs 9 outside the pod's CPUs 2-5"));
+  EXPECT_THAT(view->warnings[0],
+              HasSubstr("container main-app reports CPUs 9 outside the pod's CPUs 2-5"));
   EXPECT_THAT(view->warnings[1], HasSubstr("CPUs 4-5 are on no NUMA node"));
   // Usage is still the pod's set.
   EXPECT_EQ(view->usage_cpus, Cpus("2-5"));

@@ -26,24 +26,42 @@ const char* FileKind(mode_t mode) {
 
 const char* CodeName(grpc::StatusCode code) {
   switch (code) {
-    case grpc::StatusCode::OK: return "OK";
-    case grpc::StatusCode::CANCELLED: return "Canceled";
-    case grpc::StatusCode::UNKNOWN: return "Unknown";
-    case grpc::StatusCode::INVALID_ARGUMENT: return "InvalidArgument";
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DeadlineExceeded";
-    case grpc::StatusCode::NOT_FOUND: return "NotFound";
-    case grpc::StatusCode::ALREADY_EXISTS: return "AlreadyExists";
-    case grpc::StatusCode::PERMISSION_DENIED: return "PermissionDenied";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "ResourceExhausted";
-    case grpc::StatusCode::FAILED_PRECONDITION: return "FailedPrecondition";
-    case grpc::StatusCode::ABORTED: return "Aborted";
-    case grpc::StatusCode::OUT_OF_RANGE: return "OutOfRange";
-    case grpc::StatusCode::UNIMPLEMENTED: return "Unimplemented";
-    case grpc::StatusCode::INTERNAL: return "Internal";
-    case grpc::StatusCode::UNAVAILABLE: return "Unavailable";
-    case grpc::StatusCode::DATA_LOSS: return "DataLoss";
-    case grpc::StatusCode::UNAUTHENTICATED: return "Unauthenticated";
-    default: return "code";
+    case grpc::StatusCode::OK:
+      return "OK";
+    case grpc::StatusCode::CANCELLED:
+      return "Canceled";
+    case grpc::StatusCode::UNKNOWN:
+      return "Unknown";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "InvalidArgument";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DeadlineExceeded";
+    case grpc::StatusCode::NOT_FOUND:
+      return "NotFound";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return "AlreadyExists";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PermissionDenied";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "ResourceExhausted";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "FailedPrecondition";
+    case grpc::StatusCode::ABORTED:
+      return "Aborted";
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return "OutOfRange";
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return "Unimplemented";
+    case grpc::StatusCode::INTERNAL:
+      return "Internal";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "Unavailable";
+    case grpc::StatusCode::DATA_LOSS:
+      return "DataLoss";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "Unauthenticated";
+    default:
+      return "code";
   }
 }
 
@@ -94,8 +112,8 @@ absl::Status CheckSocket(const std::string& path) {
         path, st.st_uid));
   }
   if (e == ECONNREFUSED) {
-    return absl::UnavailableError(fmt::format(
-        "nothing listens on {} (a stale socket): is the kubelet running?", path));
+    return absl::UnavailableError(
+        fmt::format("nothing listens on {} (a stale socket): is the kubelet running?", path));
   }
   return absl::UnavailableError(fmt::format("cannot connect to {}: {}", path, std::strerror(e)));
 }
@@ -173,8 +191,7 @@ absl::StatusOr<v1::PodResources> PodResourcesClient::Get(const std::string& pod_
     if (s.error_code() == grpc::StatusCode::NOT_FOUND ||
         (s.error_code() == grpc::StatusCode::UNKNOWN &&
          s.error_message().find("not found") != std::string::npos)) {
-      return absl::NotFoundError(
-          fmt::format("Get on {}: {}", options_.socket, s.error_message()));
+      return absl::NotFoundError(fmt::format("Get on {}: {}", options_.socket, s.error_message()));
     }
     return CallError(s, "Get", options_.socket, options_.timeout);
   }

@@ -7,10 +7,11 @@
 // absl::Status with the same code and a message naming the socket and the call.
 //
 // Example:
-//   auto client = PodResourcesClient::Connect({.socket = "/var/lib/kubelet/pod-resources/kubelet.sock"});
-//   if (!client.ok()) { std::cerr << client.status().message(); }
-//   absl::StatusOr<v1::ListPodResourcesResponse> pods = (*client)->List();
-//   absl::StatusOr<v1::PodResources> pod = (*client)->Get("default", "pod-scope-mixed");
+//   auto client = PodResourcesClient::Connect({.socket =
+//   "/var/lib/kubelet/pod-resources/kubelet.sock"}); if (!client.ok()) { std::cerr <<
+//   client.status().message(); } absl::StatusOr<v1::ListPodResourcesResponse> pods =
+//   (*client)->List(); absl::StatusOr<v1::PodResources> pod = (*client)->Get("default",
+//   "pod-scope-mixed");
 //
 // Thread safety: after Connect(), the calls may be made from any number of threads.
 #ifndef PODTOPO_CLIENT_PODRESOURCES_CLIENT_H_

@@ -69,9 +69,8 @@ class FakeLister final : public v1::PodResourcesLister::Service {
       }
     }
     // The kubelet's words and code (server_v1.go).
-    return grpc::Status(grpc::StatusCode::UNKNOWN,
-                        "pod " + req->pod_name() + " in namespace " + req->pod_namespace() +
-                            " not found");
+    return grpc::Status(grpc::StatusCode::UNKNOWN, "pod " + req->pod_name() + " in namespace " +
+                                                       req->pod_namespace() + " not found");
   }
   grpc::Status GetAllocatableResources(grpc::ServerContext*, const v1::AllocatableResourcesRequest*,
                                        v1::AllocatableResourcesResponse* out) override {
@@ -163,9 +162,8 @@ TEST_F(ClientTest, FailedPreconditionKeepsTheServersWords) {
   ASSERT_TRUE(client.ok());
   auto alloc = (*client)->GetAllocatableResources();
   ASSERT_EQ(alloc.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(Message(alloc.status()),
-              HasSubstr("GetAllocatableResources on " + socket_ +
-                        ": FailedPrecondition: state not restored yet"));
+  EXPECT_THAT(Message(alloc.status()), HasSubstr("GetAllocatableResources on " + socket_ +
+                                                 ": FailedPrecondition: state not restored yet"));
 }
 
 TEST_F(ClientTest, SlowServerHitsTheDeadline) {
@@ -209,8 +207,8 @@ TEST(CheckSocketTest, MissingSocket) {
   TempDir dir;
   absl::Status s = CheckSocket(dir / "kubelet.sock");
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(Message(s), "no PodResources socket at " + (dir / "kubelet.sock") +
-                            ": is the kubelet running?");
+  EXPECT_EQ(Message(s),
+            "no PodResources socket at " + (dir / "kubelet.sock") + ": is the kubelet running?");
   auto client = PodResourcesClient::Connect({.socket = dir / "kubelet.sock"});
   EXPECT_EQ(client.status().code(), absl::StatusCode::kNotFound);
 }
@@ -305,8 +303,9 @@ TEST(CheckSocketTest, PermissionDenied) {
   close(fd);
   ASSERT_TRUE(WIFEXITED(wstatus));
   ASSERT_EQ(WEXITSTATUS(wstatus), 0) << "could not drop to uid 65534";
-  EXPECT_THAT(text, HasSubstr(std::to_string(static_cast<int>(absl::StatusCode::kPermissionDenied)) +
-                              " permission denied on " + path));
+  EXPECT_THAT(text,
+              HasSubstr(std::to_string(static_cast<int>(absl::StatusCode::kPermissionDenied)) +
+                        " permission denied on " + path));
   EXPECT_THAT(text, HasSubstr("mode 0600"));
 }
 

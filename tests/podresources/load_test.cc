@@ -100,7 +100,8 @@ const v1::PodResources* FindMixed(const v1::ListPodResourcesResponse& r) {
 std::string CheckList(const v1::ListPodResourcesResponse& r) {
   const v1::PodResources* mixed = FindMixed(r);
   if (mixed == nullptr) return "List lacks default/pod-scope-mixed";
-  if (mixed->cpu_ids_size() != 4) return "pod-scope-mixed has " + std::to_string(mixed->cpu_ids_size()) + " pod CPUs";
+  if (mixed->cpu_ids_size() != 4)
+    return "pod-scope-mixed has " + std::to_string(mixed->cpu_ids_size()) + " pod CPUs";
   std::set<int64_t> seen;
   for (const auto& p : r.pod_resources()) {
     std::set<int64_t> cpus(p.cpu_ids().begin(), p.cpu_ids().end());
@@ -251,7 +252,8 @@ int Unlimited(const std::string& socket, int clients, long calls) {
     settled = probe->List(&ctx, {}, &r).ok() && r.pod_resources_size() == 1 && FindMixed(r);
     if (!settled) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  if (!settled) errors.Add("after the churn stopped, List did not come back to pod-scope-mixed alone");
+  if (!settled)
+    errors.Add("after the churn stopped, List did not come back to pod-scope-mixed alone");
 
   std::printf(
       "podresources_load unlimited: %d clients x %ld calls = %ld calls in %.2f s (%.0f calls/s), "
@@ -306,10 +308,11 @@ int Limited(const std::string& socket, int clients, long calls) {
   SetDeadline(&ctx);
   v1::ListPodResourcesResponse r;
   grpc::Status after = probe->List(&ctx, {}, &r);
-  std::printf("podresources_load limited: %ld calls in %.2f s: %ld served, %ld RESOURCE_EXHAUSTED, "
-              "%ld other errors; after a pause: %s\n",
-              ok.load() + exhausted.load() + errors.count(), seconds, ok.load(), exhausted.load(),
-              errors.count(), after.ok() ? "served" : StatusText(after).c_str());
+  std::printf(
+      "podresources_load limited: %ld calls in %.2f s: %ld served, %ld RESOURCE_EXHAUSTED, "
+      "%ld other errors; after a pause: %s\n",
+      ok.load() + exhausted.load() + errors.count(), seconds, ok.load(), exhausted.load(),
+      errors.count(), after.ok() ? "served" : StatusText(after).c_str());
   errors.Print();
   bool pass = errors.count() == 0 && exhausted > 0 && ok > 0 && after.ok() && FindMixed(r);
   if (exhausted == 0) std::fprintf(stderr, "  no call was rejected by the rate limit\n");
@@ -403,13 +406,15 @@ int Malformed(const std::string& socket) {
   for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<char>((i * 7919) & 0xff);
   SendRaw(socket, garbage);
   still_serving("4 KiB of garbage instead of the HTTP/2 preface");
-  SendRaw(socket, kPreface + Frame(0, 4, 0, 0, "") + Frame(0xffffff, 0, 0, 1, std::string(65536, 'x')));
+  SendRaw(socket,
+          kPreface + Frame(0, 4, 0, 0, "") + Frame(0xffffff, 0, 0, 1, std::string(65536, 'x')));
   still_serving("an HTTP/2 DATA frame announcing 16 MiB");
   SendRaw(socket, kPreface + Frame(7, 4, 0, 0, std::string(7, '\1')));
   still_serving("a SETTINGS frame of 7 bytes");
   SendRaw(socket, kPreface + Frame(0, 4, 0, 0, "") + Frame(64, 1, 0x5, 1, std::string(64, '\xff')));
   still_serving("a HEADERS frame of garbage HPACK");
-  SendRaw(socket, kPreface + Frame(0, 4, 0, 0, "") + Frame(16384, 1, 0x0, 1, std::string(16384, '\x40')) +
+  SendRaw(socket, kPreface + Frame(0, 4, 0, 0, "") +
+                      Frame(16384, 1, 0x0, 1, std::string(16384, '\x40')) +
                       std::string(1 << 20, '\0'));
   still_serving("a HEADERS frame without END_HEADERS and 1 MiB of zeros");
   SendRaw(socket, kPreface.substr(0, 10));
@@ -434,7 +439,7 @@ int Malformed(const std::string& socket) {
     // Field 1000 (unknown to ListPodResourcesRequest), length-delimited, MiB of bytes.
     std::string payload("\xc2\x3e", 2);
     size_t n = mib << 20;
-    for (size_t v = n; ; v >>= 7) {
+    for (size_t v = n;; v >>= 7) {
       if (v < 0x80) {
         payload.push_back(static_cast<char>(v));
         break;
