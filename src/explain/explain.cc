@@ -430,10 +430,43 @@ std::vector<MaskCheck> CheckMasks(const AdmissionTrace& t, const MergeStep& s,
 std::string DecisionForMerge(const AdmissionTrace& t, const Step& s) {
   std::string where = s.container.empty() ? "" : fmt::format(" (container {})", s.container);
   if (t.topology_policy == topologymanager::kPolicySingleNumaNode) {
-    return fmt::format("single-numa-node admits a pod only when one NUMA node holds everything "
-                       "the providers align (a preferred single-NUMA hint from each of them); "
-                       "no single NUMA node holds the request{}",
-                       where);
+    std::string out = fmt::format(
+        "single-numa-node admits a pod only when one NUMA node holds everything the providers "
+        "align (a preferred single-NUMA hint from each of them); no single NUMA node holds the "
+        "request{}",
+        where);
+    // Resources that each fit somewhere, but never on the same node.
+    std::vector<std::string> parts;
+    std::set<int> common;
+    bool first = true, all_somewhere = true;
+    for (const ResourceHints& r : s.hints) {
+      if (r.state != "hints") continue;
+      std::set<int> nodes;
+      for (const HintView& h : r.hints) {
+        if (h.preferred && h.numa.has_value() && h.numa->size() == 1) nodes.insert((*h.numa)[0]);
+      }
+      if (nodes.empty()) {
+        all_somewhere = false;
+        break;
+      }
+      parts.push_back(fmt::format("{} fits on NUMA {}", r.resource.empty() ? r.provider
+                                                                           : r.resource,
+                                  NumaList(std::vector<int>(nodes.begin(), nodes.end()))));
+      if (first) {
+        common = nodes;
+        first = false;
+      } else {
+        std::set<int> both;
+        for (int n : nodes) {
+          if (common.count(n)) both.insert(n);
+        }
+        common = both;
+      }
+    }
+    if (all_somewhere && parts.size() > 1 && common.empty()) {
+      out += fmt::format(" ({}: no node has them all)", Join(parts, ", "));
+    }
+    return out;
   }
   std::string out =
       fmt::format("restricted admits only a preferred merged hint; the best merged hint{} is "

@@ -392,6 +392,8 @@ TEST(ExplainTest, SingleNumaNodeCpuAndMemoryFreeOnDifferentNodes) {
   EXPECT_THAT(AllWhy(*Mask(s, {0})), HasSubstr("memory: need 6Gi, free 2972Mi on NUMA 0"));
   EXPECT_THAT(AllWhy(*Mask(s, {1})), HasSubstr("memory: need 6Gi, free 4Gi on NUMA 1"));
   EXPECT_THAT(AllWhy(*Mask(s, {3})), HasSubstr("cpu: need 2, free 0 on NUMA 3"));
+  EXPECT_THAT(e.decision,
+              HasSubstr("cpu fits on NUMA 0,1,2, memory fits on NUMA 3: no node has them all"));
   const Suggestion* smaller = Suggested(e, "smaller-request");
   ASSERT_NE(smaller, nullptr);
   EXPECT_TRUE(smaller->verified);
