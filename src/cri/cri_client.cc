@@ -25,7 +25,10 @@ absl::Status ValidateEndpoint(const std::string& endpoint) {
 }
 
 bool IsRuntimeUnavailable(const absl::Status& status) {
-  return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
+  // containerd answers "server is not initialized yet" (UNKNOWN) while its CRI plugin starts.
+  return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status) ||
+         (absl::IsUnknown(status) &&
+          status.message().find("not initialized") != absl::string_view::npos);
 }
 
 absl::Status FromGrpc(const char* rpc, const grpc::Status& status) {

@@ -31,7 +31,8 @@ namespace podtopo::cri {
 // Errors: kInvalidArgument naming the endpoint and what is wrong.
 absl::Status ValidateEndpoint(const std::string& endpoint);
 
-// True for errors that mean "the runtime is not there" (unavailable, deadline exceeded).
+// True for errors that mean "the runtime is not there" (unavailable, deadline exceeded, or
+// containerd's "server is not initialized yet" while it starts).
 bool IsRuntimeUnavailable(const absl::Status& status);
 
 class CriClient {

@@ -33,6 +33,15 @@ TEST(CriClient, AbsentRuntimeIsUnavailableAndNamesTheRpc) {
   EXPECT_NE(img.status().message().find("CRI ImageStatus"), absl::string_view::npos);
 }
 
+TEST(IsRuntimeUnavailable, IncludesContainerdStarting) {
+  EXPECT_TRUE(IsRuntimeUnavailable(
+      FromGrpc("ListPodSandbox",
+               grpc::Status(grpc::StatusCode::UNKNOWN, "server is not initialized yet"))));
+  EXPECT_FALSE(IsRuntimeUnavailable(
+      FromGrpc("CreateContainer", grpc::Status(grpc::StatusCode::UNKNOWN, "runc failed"))));
+  EXPECT_FALSE(IsRuntimeUnavailable(absl::NotFoundError("x")));
+}
+
 TEST(FromGrpc, KeepsTheCode) {
   absl::Status s = FromGrpc("StartContainer", grpc::Status(grpc::StatusCode::NOT_FOUND, "gone"));
   EXPECT_TRUE(absl::IsNotFound(s));

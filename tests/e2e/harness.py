@@ -226,10 +226,26 @@ class PrivateContainerd:
                                    f"{self.log_path}:\n" + self.tail_log())
             r = subprocess.run(["ctr", "--address", self.sock, "version"],
                                capture_output=True, timeout=10)
-            if r.returncode == 0:
+            if r.returncode == 0 and self._cri_ready():
                 return
             time.sleep(0.05)
         raise RuntimeError("containerd did not answer in time:\n" + self.tail_log())
+
+    def _cri_ready(self):
+        """containerd's socket answers before its CRI plugin does ("server is not initialized
+        yet"): with stubs (self.stubs = (pb, grpc module)), wait for a CRI call to succeed."""
+        stubs = getattr(self, "stubs", None)
+        if stubs is None:
+            return True
+        pb, grpc_mod = stubs
+        try:
+            import grpc
+            with grpc.insecure_channel(self.endpoint) as ch:
+                grpc_mod.RuntimeServiceStub(ch).ListPodSandbox(pb.ListPodSandboxRequest(),
+                                                               timeout=5)
+            return True
+        except Exception:
+            return False
 
     def tail_log(self, n=30):
         try:

@@ -501,6 +501,7 @@ def main():
     try:
         pb, cri_grpc, pr_pb, pr_grpc = harness.generate_stubs(args.proto_root,
                                                               os.path.join(env.run, "py"))
+        env.stubs = (pb, cri_grpc)
         env.start()
         env.import_image()
         cri = env.cri(cri_grpc)

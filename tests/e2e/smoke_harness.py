@@ -20,6 +20,7 @@ def main():
     ok = True
     try:
         pb, grpc_mod, _, _ = harness.generate_stubs(proto_root, os.path.join(env.run, "py"))
+        env.stubs = (pb, grpc_mod)
         t = time.monotonic()
         env.start()
         env.import_image()

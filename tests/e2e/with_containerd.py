@@ -26,6 +26,7 @@ def main():
     pb = stub = None
     try:
         pb, grpc_mod, _, _ = harness.generate_stubs(proto_root, os.path.join(env.run, "py"))
+        env.stubs = (pb, grpc_mod)
         env.start()
         env.import_image()
         stub = env.cri(grpc_mod)
