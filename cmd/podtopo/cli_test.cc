@@ -63,6 +63,25 @@ TEST(CliTest, AdmitJsonSchemaAndExitZero) {
   }
 }
 
+// The demo (issue 5): both pods admitted on the default node, the table, an explanation that
+// says where each container runs and why, and the picture written.
+TEST(CliTest, DemoPrintsTableExplanationAndWritesPicture) {
+  std::string html = testing::MakeTempDir("podtopo-demo") + "/demo.html";
+  Result r = Podtopo("demo --html " + html);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The table: both pods admitted; main-app exclusive, the seed's worker in the pod pool.
+  EXPECT_NE(r.out.find("default/pod-level-resource-demo  Admitted"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("default/pod-scope-mixed          Admitted"), std::string::npos) << r.out;
+  // The explanation: the seed's worker lands in the pod shared pool, not on exclusive cores.
+  size_t worker = r.out.find("    worker (app): pod shared pool");
+  ASSERT_NE(worker, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not on exclusive cores", worker), std::string::npos);
+  EXPECT_NE(r.out.find("main-app (app): exclusive slice of the pod's CPUs"), std::string::npos);
+  EXPECT_NE(r.out.find("merged: NUMA 0 (preferred) -> admit"), std::string::npos);
+  EXPECT_NE(r.out.find("Picture of the node: " + html), std::string::npos);
+  EXPECT_NE(Slurp(html).find("<svg"), std::string::npos);
+}
+
 TEST(CliTest, RejectionExitsThree) {
   // 40 CPUs do not fit one NUMA node of preset:demo (16 CPUs) under single-numa-node.
   std::string pod = R"(apiVersion: v1

@@ -1,5 +1,6 @@
 // podtopo demo: the seed article's pod and the docs' pod-scope-mixed pod, admitted on the
-// default node (preset:demo) with the seed configuration, with a word on every container.
+// default node (preset:demo) with the seed configuration, printed as a table and explained
+// (QoS, each container's pool and why, the hints, the merged hint).
 // It also writes the picture of the node (podtopo-demo.html, or --html FILE) and says where.
 #include <filesystem>
 #include <ostream>
@@ -10,25 +11,13 @@
 #include "cli/cli.h"
 #include "cli/demo_pods.h"
 #include "cli/node_flags.h"
+#include "explain/explain.h"
 #include "render/node_picture.h"
 #include "util/file.h"
 #include "util/format.h"
 
 namespace podtopo::cli {
 namespace {
-
-std::string Why(const ContainerAllocation& c) {
-  if (c.assignment == "pod_exclusive") {
-    return "cpu and memory requests equal limits with a whole number of CPUs: an exclusive "
-           "slice of the pod's CPUs";
-  }
-  if (c.assignment == "pod_shared") {
-    return "no requests equal to limits: the pod's shared pool, with the pod's other "
-           "non-exclusive containers";
-  }
-  if (c.assignment == "node_exclusive") return "exclusive CPUs from the node's pool";
-  return "the node's shared pool";
-}
 
 // Writes the HTML picture of `node` with `pods` to `path`; returns the absolute path written.
 absl::StatusOr<std::string> WritePicture(const Node& node, const std::vector<PodAllocation>& pods,
@@ -83,16 +72,10 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
       *ctx.err << picture_note;
       return;
     }
-    *ctx.out << "\nWhy:\n";
-    for (const auto& p : results) {
-      *ctx.out << fmt::format("  {}/{} ({}): {}\n", p.namespace_name, p.name, QosClassName(p.qos),
-                              p.admitted ? "one NUMA-aligned CPU and memory budget from "
-                                           "spec.resources"
-                                         : p.reason + ": " + p.message);
-      for (const auto& c : p.containers) {
-        *ctx.out << fmt::format("    {:<20} {}\n", c.name, Why(c));
-      }
-    }
+    // The explanation of each decision, as `podtopo explain` prints it (without its what-if
+    // suggestions: both demo pods are admitted).
+    *ctx.out << "\nWhy:\n\n";
+    for (const auto& p : results) *ctx.out << explain::RenderText(explain::Explain(p)) << "\n";
     *ctx.out << "\n" << picture_note;
   });
 }
