@@ -103,6 +103,14 @@ class Daemon::Impl {
                                                     options_.pods_dir,
                                                     ec ? ": " + ec.message() : ""));
     }
+    if (!options_.state_dir.empty()) {
+      fs::create_directories(options_.state_dir, ec);
+      if (ec || !fs::is_directory(options_.state_dir)) {
+        return absl::InvalidArgumentError(fmt::format("--state-dir {}: not a directory{}",
+                                                      options_.state_dir,
+                                                      ec ? ": " + ec.message() : ""));
+      }
+    }
     if (!options_.metrics_addr.empty()) {
       auto exposer = metrics::Expose(options_.metrics_addr, registry_);
       if (!exposer.ok()) return exposer.status();
