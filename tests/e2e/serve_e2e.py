@@ -469,11 +469,9 @@ class Suite:
             self.remove(f)
         v, t = poll(lambda: not self.sandboxes() and not self.containers(), 30, 0.05)
         check(v, f"sandboxes left: {[sb.metadata.name for sb in self.sandboxes()]}")
-        left = [d for d in os.listdir(os.path.join(harness.CGROUP_MOUNT, "cpuset",
-                                                   self.env.cgroup_root))
-                if d.startswith("pod")] if os.path.isdir(os.path.join(
-                    harness.CGROUP_MOUNT, "cpuset", self.env.cgroup_root)) else []
-        check(not left, f"pod cgroup dirs left by podtopo: {left}")
+        import glob
+        left = glob.glob(os.path.join(harness.CGROUP_MOUNT, "*", self.env.cgroup_root, "pod*"))
+        check(not left, f"pod cgroup dirs left by podtopo (every hierarchy): {left}")
 
 
 def main():
