@@ -166,7 +166,9 @@ absl::StatusOr<PodView> BuildPodView(const v1::PodResources& pod, const NumaMap&
     cv.devices = ToDevices(c.devices());
     cv.claims = ToClaims(c.dynamic_resources());
     cv.cpus = cv.reported_cpus;
-    cv.pool = (!cv.reported_cpus.IsEmpty() || !cv.memory.empty())
+    // The pool is about CPUs. A container can hold exclusive memory while its CPUs are shared
+    // (requests = limits with a fractional CPU): its memory is reported, its cpu_ids are not.
+    cv.pool = !cv.reported_cpus.IsEmpty()
                   ? Pool::kExclusive
                   : (view.pod_level ? Pool::kPodShared : Pool::kNodeShared);
     view.containers.push_back(std::move(cv));

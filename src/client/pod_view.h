@@ -66,7 +66,7 @@ struct ClaimView {
 };
 
 enum class Pool {
-  kExclusive,     // the container reported its own CPUs or memory
+  kExclusive,     // the container reported its own (exclusive) CPUs
   kPodShared,     // pod-level allocation; the container runs in the pod's shared pool
   kNodeShared,    // no allocation of its own: the node's shared pool
   kLegacyShared,  // pre-1.37 server: reported CPUs overlap another container's (shared)

@@ -69,6 +69,28 @@ TEST(PodViewTest, PodLevelAllocationIsCountedOnce) {
   EXPECT_TRUE(view->warnings.empty());
 }
 
+// A container with exclusive memory but a fractional CPU (requests = limits = 500m, 128Mi): the
+// server reports its memory and no cpu_ids. Its CPUs are the pod's shared pool, not the node's.
+TEST(PodViewTest, ExclusiveMemoryWithSharedCpusIsInThePodSharedPool) {
+  v1::PodResources pod;
+  pod.set_namespace_("default");
+  pod.set_name("mixed-small");
+  AddCpus(pod.mutable_cpu_ids(), "1");
+  AddMemory(pod.mutable_memory(), "memory", 256 * 1024 * 1024, {0});
+  pod.add_containers()->set_name("sidecar");
+  auto* app = pod.add_containers();
+  app->set_name("main-app");
+  AddMemory(app->mutable_memory(), "memory", 128 * 1024 * 1024, {0});
+  auto view = BuildPodView(pod, TwoNodes());
+  ASSERT_TRUE(view.ok()) << view.status();
+  ASSERT_EQ(view->containers.size(), 2u);
+  EXPECT_EQ(view->containers[1].pool, Pool::kPodShared);
+  EXPECT_EQ(view->containers[1].cpus, Cpus("1"));
+  EXPECT_EQ(view->shared_pool, Cpus("1"));
+  // Memory is counted once: the pod's 256Mi, not 256Mi + 128Mi.
+  EXPECT_EQ(view->usage_memory.at("memory"), 256u * 1024 * 1024);
+}
+
 // The unit-test example of kep5526.md §8.2: pod CpuIds [12,23,30,31,32], exclusive container
 // [12,23,30], shared container [].
 TEST(PodViewTest, KepUnitTestExample) {
