@@ -50,6 +50,34 @@ std::shared_ptr<const ServedState> State(int n) {
   return BuildServedState(Pods(n), {.pod_level_gate = true}, {}, BuildAllocatable(view));
 }
 
+// What the socket serves: the pre-encoded response, shared (no copy, no encoding).
+void BM_ListWire(benchmark::State& st) {
+  PodResourcesServer server({.qps = 0});
+  server.Publish(State(static_cast<int>(st.range(0))));
+  grpc::ByteBuffer req;
+  for (auto _ : st) {
+    grpc::ByteBuffer resp;
+    grpc::Status s = server.ListWire(req, &resp);
+    benchmark::DoNotOptimize(resp);
+    if (!s.ok() || resp.Length() == 0) st.SkipWithError("List failed");
+  }
+}
+BENCHMARK(BM_ListWire)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+// The same with a running-pod filter (--cri): the running pods' encodings concatenated.
+void BM_ListWireFiltered(benchmark::State& st) {
+  PodResourcesServer server({.qps = 0, .is_running = [](const std::string&) { return true; }});
+  server.Publish(State(1000));
+  grpc::ByteBuffer req;
+  for (auto _ : st) {
+    grpc::ByteBuffer resp;
+    server.ListWire(req, &resp);
+    benchmark::DoNotOptimize(resp);
+  }
+}
+BENCHMARK(BM_ListWireFiltered)->Unit(benchmark::kMicrosecond);
+
+// The typed handler (a message copy), for comparison.
 void BM_ListHandler(benchmark::State& st) {
   PodResourcesServer server({.qps = 0});
   server.Publish(State(static_cast<int>(st.range(0))));

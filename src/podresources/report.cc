@@ -132,6 +132,13 @@ std::shared_ptr<const ServedState> BuildServedState(const serve::NodeSnapshot& s
     s->uids.push_back(p.pod.uid);
   }
   s->allocatable = alloc;
+  s->pod_wire.reserve(s->list.pod_resources_size());
+  for (const auto& pr : s->list.pod_resources()) {
+    v1::ListPodResourcesResponse one;
+    *one.add_pod_resources() = pr;
+    s->pod_wire.push_back(one.SerializeAsString());
+    s->list_wire += s->pod_wire.back();
+  }
   return s;
 }
 

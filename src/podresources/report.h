@@ -71,6 +71,11 @@ struct ServedState {
   std::vector<std::string> uids;  // uids[i] is the uid of list.pod_resources(i)
   std::unordered_map<std::string, int> index;  // "namespace/name" -> position in list
   v1::AllocatableResourcesResponse allocatable;
+  // The same List response, encoded once: `list_wire` is list.SerializeAsString() and
+  // pod_wire[i] the encoding of a response holding pod i alone (a repeated field's entries
+  // concatenate), so List answers with these bytes instead of copying messages.
+  std::string list_wire;
+  std::vector<std::string> pod_wire;
 };
 
 std::shared_ptr<const ServedState> BuildServedState(const serve::NodeSnapshot& snapshot,

@@ -13,12 +13,19 @@
 
 namespace podtopo::podresources {
 
-class PodResourcesServer::V1Service final : public v1::PodResourcesLister::Service {
+// List is served raw (pre-encoded bytes, callback API); Get and GetAllocatableResources are
+// ordinary synchronous methods.
+class PodResourcesServer::V1Service final
+    : public v1::PodResourcesLister::WithRawCallbackMethod_List<
+          v1::PodResourcesLister::Service> {
  public:
   explicit V1Service(PodResourcesServer* s) : s_(s) {}
-  grpc::Status List(grpc::ServerContext*, const v1::ListPodResourcesRequest* req,
-                    v1::ListPodResourcesResponse* resp) override {
-    return s_->List(*req, resp);
+  grpc::ServerUnaryReactor* List(grpc::CallbackServerContext* context,
+                                 const grpc::ByteBuffer* request,
+                                 grpc::ByteBuffer* response) override {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(s_->ListWire(*request, response));
+    return reactor;
   }
   grpc::Status Get(grpc::ServerContext*, const v1::GetPodResourcesRequest* req,
                    v1::GetPodResourcesResponse* resp) override {
@@ -92,6 +99,54 @@ grpc::Status PodResourcesServer::List(const v1::ListPodResourcesRequest&,
           *response->add_pod_resources() = state->list.pod_resources(i);
         }
       }
+    }
+  }
+  Observe("v1", "list", st);
+  return st;
+}
+
+namespace {
+
+// Keeps the published state alive while gRPC sends bytes that point into it.
+struct StateRef {
+  std::shared_ptr<const ServedState> state;
+};
+void ReleaseStateRef(void* p) { delete static_cast<StateRef*>(p); }
+
+}  // namespace
+
+grpc::Status PodResourcesServer::ListWire(const grpc::ByteBuffer& request,
+                                          grpc::ByteBuffer* response) {
+  std::shared_ptr<const ServedState> state;
+  grpc::Status st = Admit(&state);
+  if (st.ok()) {
+    std::vector<grpc::Slice> slices;
+    v1::ListPodResourcesRequest parsed;
+    std::string bytes;
+    // An empty message may come as a buffer without slices.
+    if (request.Valid() && !request.Dump(&slices).ok()) {
+      st = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "cannot read the request");
+    } else {
+      for (const auto& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+      if (!parsed.ParseFromString(bytes)) {
+        st = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "malformed ListPodResourcesRequest");
+      }
+    }
+  }
+  if (st.ok()) {
+    if (!options_.is_running && !state->list_wire.empty()) {
+      const std::string& wire = state->list_wire;
+      auto* ref = new StateRef{state};
+      grpc::Slice slice(const_cast<char*>(wire.data()), wire.size(), &ReleaseStateRef, ref);
+      *response = grpc::ByteBuffer(&slice, 1);
+    } else {
+      std::string wire;
+      for (size_t i = 0; i < state->pod_wire.size(); ++i) {
+        if (options_.is_running(state->uids[i])) wire += state->pod_wire[i];
+      }
+      grpc::Slice slice(wire);
+      *response = grpc::ByteBuffer(&slice, 1);
     }
   }
   Observe("v1", "list", st);

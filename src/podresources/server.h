@@ -29,6 +29,7 @@
 
 #include "absl/status/status.h"
 #include "grpcpp/server.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "podresources/rate_limiter.h"
 #include "podresources/report.h"
 #include "podresources/v1/api.grpc.pb.h"
@@ -62,7 +63,11 @@ class PodResourcesServer {
   // Stops serving: in-flight calls get `grace` to finish. Removes the socket. Idempotent.
   void Shutdown(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
 
-  // The handlers, callable without a socket (benchmarks, tests).
+  // The handlers, callable without a socket (benchmarks, tests). ListWire is what the socket
+  // serves for v1 List: the published response's encoding, shared without copying (with a
+  // running-pod filter, the running pods' encodings concatenated); `request` must decode as a
+  // ListPodResourcesRequest (INVALID_ARGUMENT otherwise). List is the same as a message.
+  grpc::Status ListWire(const grpc::ByteBuffer& request, grpc::ByteBuffer* response);
   grpc::Status List(const v1::ListPodResourcesRequest& request,
                     v1::ListPodResourcesResponse* response);
   grpc::Status Get(const v1::GetPodResourcesRequest& request,

@@ -112,6 +112,36 @@ TEST_F(ServerTest, ListGetAndAllocatableOverTheSocket) {
   EXPECT_GT(alloc.cpu_ids_size(), 0);
 }
 
+std::string Bytes(const grpc::ByteBuffer& b) {
+  std::vector<grpc::Slice> slices;
+  EXPECT_TRUE(b.Dump(&slices).ok());
+  std::string out;
+  for (const auto& s : slices) out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  return out;
+}
+
+TEST(ListWireTest, EncodedResponseDecodesToTheListResponse) {
+  PodResourcesServer server({.qps = 0});
+  auto state = MixedState();
+  server.Publish(state);
+  grpc::ByteBuffer resp;
+  ASSERT_TRUE(server.ListWire(grpc::ByteBuffer(), &resp).ok());
+  v1::ListPodResourcesResponse decoded;
+  ASSERT_TRUE(decoded.ParseFromString(Bytes(resp)));
+  EXPECT_EQ(decoded.SerializeAsString(), state->list.SerializeAsString());
+  EXPECT_EQ(decoded.pod_resources(0).cpu_ids_size(), 4);
+}
+
+TEST(ListWireTest, MalformedRequestIsInvalidArgumentAndServerKeepsServing) {
+  PodResourcesServer server({.qps = 0});
+  server.Publish(MixedState());
+  grpc::Slice garbage(std::string("\xff\xff\xff"));
+  grpc::ByteBuffer resp;
+  EXPECT_EQ(server.ListWire(grpc::ByteBuffer(&garbage, 1), &resp).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(server.ListWire(grpc::ByteBuffer(), &resp).ok());
+}
+
 TEST_F(ServerTest, GetUnknownPodIsNotFoundWithTheKubeletsMessage) {
   StartServer(Unlimited());
   server_->Publish(MixedState());
