@@ -332,7 +332,7 @@ class Daemon::Impl {
             if (ev->len > 0) {
               std::string name = ev->name;
               if (IsManifestName(name)) {
-                if (!(ev->mask & IN_CREATE) || IsSymlink(name)) names.insert(name);
+                if (!(ev->mask & IN_CREATE) || IsLinkCreated(name)) names.insert(name);
               }
             }
             p += sizeof(struct inotify_event) + ev->len;
@@ -359,9 +359,11 @@ class Daemon::Impl {
     }
   }
 
-  bool IsSymlink(const std::string& name) const {
+  // A file created by `ln` / `ln -s` gets no IN_CLOSE_WRITE: take its IN_CREATE.
+  bool IsLinkCreated(const std::string& name) const {
     struct stat st;
-    return lstat(PathOf(name).c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+    if (lstat(PathOf(name).c_str(), &st) != 0) return false;
+    return S_ISLNK(st.st_mode) || (S_ISREG(st.st_mode) && st.st_nlink > 1);
   }
 
   // `content` null: the file is gone.

@@ -108,6 +108,18 @@ TEST_F(DaemonTest, ManifestAddedIsAdmittedChangedIsReevaluatedRemovedIsReleased)
   EXPECT_EQ(r.pod_resources_size(), 0);
 }
 
+TEST_F(DaemonTest, SymlinkedManifestIsAdmittedAndTemporaryFilesAreIgnored) {
+  Start();
+  ASSERT_TRUE(daemon_->WaitRestored().ok());
+  WriteManifest(dir_.path(), "outside.yaml", PodYaml("linked", 2, 1));
+  std::filesystem::create_symlink(dir_.path() + "/outside.yaml", pods_ + "/linked.yaml");
+  WriteManifest(pods_, ".hidden.yaml", PodYaml("hidden", 2, 1));
+  WriteManifest(pods_, "notes.txt", PodYaml("txt", 2, 1));
+  ASSERT_TRUE(WaitFor([&] { return Has("linked"); }));
+  EXPECT_FALSE(Has("hidden"));
+  EXPECT_FALSE(Has("txt"));
+}
+
 TEST_F(DaemonTest, BadManifestIsReportedAndAffectsNothingElse) {
   Start();
   ASSERT_TRUE(daemon_->WaitRestored().ok());
