@@ -10,31 +10,65 @@
 #include "fmt/format.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "grpcpp/support/method_handler.h"
 
 namespace podtopo::podresources {
 
-// List is served raw (pre-encoded bytes, callback API); Get and GetAllocatableResources are
-// ordinary synchronous methods.
-class PodResourcesServer::V1Service final
-    : public v1::PodResourcesLister::WithRawCallbackMethod_List<
-          v1::PodResourcesLister::Service> {
+// v1 is registered by hand (same method names as the generated service) so that List, still a
+// plain synchronous method, can answer with the pre-encoded bytes: its response type is
+// EncodedList, whose SerializationTraits hand gRPC the ByteBuffer ListWire built.
+struct EncodedList {
+  grpc::ByteBuffer bytes;
+};
+
+}  // namespace podtopo::podresources
+
+template <>
+class grpc::SerializationTraits<podtopo::podresources::EncodedList, void> {
  public:
-  explicit V1Service(PodResourcesServer* s) : s_(s) {}
-  grpc::ServerUnaryReactor* List(grpc::CallbackServerContext* context,
-                                 const grpc::ByteBuffer* request,
-                                 grpc::ByteBuffer* response) override {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(s_->ListWire(*request, response));
-    return reactor;
+  static grpc::Status Serialize(const podtopo::podresources::EncodedList& msg,
+                                grpc::ByteBuffer* buffer, bool* own_buffer) {
+    *buffer = msg.bytes;  // shares the slices (reference counted), no copy
+    *own_buffer = true;
+    return grpc::Status::OK;
   }
-  grpc::Status Get(grpc::ServerContext*, const v1::GetPodResourcesRequest* req,
-                   v1::GetPodResourcesResponse* resp) override {
-    return s_->Get(*req, resp);
+  static grpc::Status Deserialize(grpc::ByteBuffer*, podtopo::podresources::EncodedList*) {
+    return grpc::Status(grpc::StatusCode::INTERNAL, "EncodedList is never received");
   }
-  grpc::Status GetAllocatableResources(grpc::ServerContext*,
-                                       const v1::AllocatableResourcesRequest* req,
-                                       v1::AllocatableResourcesResponse* resp) override {
-    return s_->GetAllocatableResources(*req, resp);
+};
+
+namespace podtopo::podresources {
+
+class PodResourcesServer::V1Service final : public grpc::Service {
+ public:
+  explicit V1Service(PodResourcesServer* s) : s_(s) {
+    using grpc::internal::RpcMethod;
+    using grpc::internal::RpcMethodHandler;
+    using grpc::internal::RpcServiceMethod;
+    using Lite = google::protobuf::MessageLite;
+    AddMethod(new RpcServiceMethod(
+        "/v1.PodResourcesLister/List", RpcMethod::NORMAL_RPC,
+        new RpcMethodHandler<V1Service, v1::ListPodResourcesRequest, EncodedList, Lite,
+                             EncodedList>(
+            [](V1Service* svc, grpc::ServerContext*, const v1::ListPodResourcesRequest*,
+               EncodedList* resp) { return svc->s_->ListWire(grpc::ByteBuffer(), &resp->bytes); },
+            this)));
+    AddMethod(new RpcServiceMethod(
+        "/v1.PodResourcesLister/GetAllocatableResources", RpcMethod::NORMAL_RPC,
+        new RpcMethodHandler<V1Service, v1::AllocatableResourcesRequest,
+                             v1::AllocatableResourcesResponse, Lite, Lite>(
+            [](V1Service* svc, grpc::ServerContext*, const v1::AllocatableResourcesRequest* req,
+               v1::AllocatableResourcesResponse* resp) {
+              return svc->s_->GetAllocatableResources(*req, resp);
+            },
+            this)));
+    AddMethod(new RpcServiceMethod(
+        "/v1.PodResourcesLister/Get", RpcMethod::NORMAL_RPC,
+        new RpcMethodHandler<V1Service, v1::GetPodResourcesRequest, v1::GetPodResourcesResponse,
+                             Lite, Lite>(
+            [](V1Service* svc, grpc::ServerContext*, const v1::GetPodResourcesRequest* req,
+               v1::GetPodResourcesResponse* resp) { return svc->s_->Get(*req, resp); },
+            this)));
   }
 
  private:

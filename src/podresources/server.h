@@ -64,9 +64,10 @@ class PodResourcesServer {
   void Shutdown(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
 
   // The handlers, callable without a socket (benchmarks, tests). ListWire is what the socket
-  // serves for v1 List: the published response's encoding, shared without copying (with a
-  // running-pod filter, the running pods' encodings concatenated); `request` must decode as a
-  // ListPodResourcesRequest (INVALID_ARGUMENT otherwise). List is the same as a message.
+  // serves for v1 List (a synchronous method whose response type carries these bytes): the
+  // published response's encoding, shared without copying (with a running-pod filter, the
+  // running pods' encodings concatenated); `request` must decode as a ListPodResourcesRequest
+  // (INVALID_ARGUMENT otherwise). List returns the same response as a message.
   grpc::Status ListWire(const grpc::ByteBuffer& request, grpc::ByteBuffer* response);
   grpc::Status List(const v1::ListPodResourcesRequest& request,
                     v1::ListPodResourcesResponse* response);
