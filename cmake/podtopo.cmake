@@ -8,6 +8,9 @@ function(podtopo_library name)
   add_library(${name} STATIC ${ARG_SOURCES})
   target_include_directories(${name} PUBLIC ${CMAKE_SOURCE_DIR}/src)
   target_link_libraries(${name} PUBLIC absl::status absl::statusor fmt::fmt ${ARG_DEPS})
+  # On two cores most compile time is spent parsing the same heavy headers (abseil, fmt,
+  # nlohmann-json, yaml-cpp, gRPC): compile each library's sources as a few unity batches.
+  set_target_properties(${name} PROPERTIES UNITY_BUILD ${PODTOPO_UNITY_BUILD})
   if(NOT ARG_OUTSIDE_CORE)
     target_link_libraries(podtopo_core INTERFACE ${name})
   endif()
