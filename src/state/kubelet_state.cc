@@ -164,6 +164,29 @@ Finding Fatal(const std::string& file, std::string problem) {
   return f;
 }
 
+// The finding for a checkpoint file that could not be read: missing (the kubelet starts with
+// a fresh one) or unreadable (it refuses to start; `kubelet_error` is its own message).
+// Marks `status` as existing unless the file is missing.
+Finding UnreadableCheckpoint(const char* file, const char* what, const absl::Status& read,
+                             const absl::Status& kubelet_error, FileStatus& status) {
+  if (absl::IsNotFound(read)) {
+    Finding f;
+    f.severity = Severity::kInfo;
+    f.file = file;
+    f.problem = "missing";
+    f.message = fmt::format("no {} checkpoint", what);
+    f.effect = "the kubelet writes a fresh one at start";
+    return f;
+  }
+  status.exists = true;
+  Finding f = Fatal(file, "unreadable");
+  f.message = std::string(read.message());
+  f.kubelet_message = kubelet_error.ok() ? "" : std::string(kubelet_error.message());
+  f.effect = "the kubelet refuses to start";
+  f.advice = "fix the file's type or permissions (the kubelet needs a readable regular file)";
+  return f;
+}
+
 std::set<std::string> CpuPods(const cpumanager::CpuState& st) {
   std::set<std::string> pods;
   for (const auto& [uid, _] : st.GetCpuAssignments()) pods.insert(uid);
@@ -311,32 +334,19 @@ CpuAnalysis AnalyzeCpu(const std::string& path, const absl::StatusOr<std::string
   CpuAnalysis a;
   a.file.name = kCpuFile;
   a.file.path = path;
+  checkpoint::CpuLoadOptions lo{m.cpu_policy, m.plrm};
   if (!bytes.ok()) {
-    if (absl::IsNotFound(bytes.status())) {
-      Finding f;
-      f.severity = Severity::kInfo;
-      f.file = kCpuFile;
-      f.problem = "missing";
-      f.message = "no CPU manager checkpoint";
-      f.effect = "the kubelet writes a fresh one at start";
-      a.findings.push_back(std::move(f));
-      return a;
-    }
-    a.file.exists = true;
-    checkpoint::CpuLoadOptions lo{m.cpu_policy, m.plrm};
-    auto loaded = checkpoint::LoadCpuCheckpointFile(path, lo);
-    Finding f = Fatal(kCpuFile, "unreadable");
-    f.message = std::string(bytes.status().message());
-    f.kubelet_message = loaded.ok() ? "" : std::string(loaded.status().message());
-    f.effect = "the kubelet refuses to start";
-    f.advice = "fix the file's type or permissions (the kubelet needs a readable regular file)";
-    a.findings.push_back(std::move(f));
+    absl::Status kubelet_error =
+        absl::IsNotFound(bytes.status())
+            ? absl::OkStatus()
+            : checkpoint::LoadCpuCheckpointFile(path, lo).status();
+    a.findings.push_back(
+        UnreadableCheckpoint(kCpuFile, "CPU manager", bytes.status(), kubelet_error, a.file));
     return a;
   }
   a.file.exists = true;
   a.file.read_ok = true;
   a.file.bytes = *bytes;
-  checkpoint::CpuLoadOptions lo{m.cpu_policy, m.plrm};
   absl::StatusOr<checkpoint::CpuCheckpoint> kubelet = checkpoint::RestoreCpuCheckpoint(*bytes, path, lo);
   checkpoint::ChecksumReport inspect = checkpoint::InspectCpuCheckpoint(*bytes, m.plrm);
   a.file.version = inspect.version;
@@ -680,32 +690,19 @@ MemoryAnalysis AnalyzeMemory(const std::string& path, const absl::StatusOr<std::
   MemoryAnalysis a;
   a.file.name = kMemoryFile;
   a.file.path = path;
+  checkpoint::MemoryLoadOptions lo{m.memory_policy, m.plrm};
   if (!bytes.ok()) {
-    if (absl::IsNotFound(bytes.status())) {
-      Finding f;
-      f.severity = Severity::kInfo;
-      f.file = kMemoryFile;
-      f.problem = "missing";
-      f.message = "no memory manager checkpoint";
-      f.effect = "the kubelet writes a fresh one at start";
-      a.findings.push_back(std::move(f));
-      return a;
-    }
-    a.file.exists = true;
-    checkpoint::MemoryLoadOptions lo{m.memory_policy, m.plrm};
-    auto loaded = checkpoint::LoadMemoryCheckpointFile(path, lo);
-    Finding f = Fatal(kMemoryFile, "unreadable");
-    f.message = std::string(bytes.status().message());
-    f.kubelet_message = loaded.ok() ? "" : std::string(loaded.status().message());
-    f.effect = "the kubelet refuses to start";
-    f.advice = "fix the file's type or permissions (the kubelet needs a readable regular file)";
-    a.findings.push_back(std::move(f));
+    absl::Status kubelet_error =
+        absl::IsNotFound(bytes.status())
+            ? absl::OkStatus()
+            : checkpoint::LoadMemoryCheckpointFile(path, lo).status();
+    a.findings.push_back(
+        UnreadableCheckpoint(kMemoryFile, "memory manager", bytes.status(), kubelet_error, a.file));
     return a;
   }
   a.file.exists = true;
   a.file.read_ok = true;
   a.file.bytes = *bytes;
-  checkpoint::MemoryLoadOptions lo{m.memory_policy, m.plrm};
   auto kubelet = checkpoint::RestoreMemoryCheckpoint(*bytes, path, lo);
   checkpoint::ChecksumReport inspect = checkpoint::InspectMemoryCheckpoint(*bytes);
   a.file.version = inspect.version;
