@@ -195,8 +195,7 @@ std::set<std::string> CpuPods(const cpumanager::CpuState& st) {
 }
 
 void ValidateStaticCpu(const cpumanager::CpuState& state, const Managers& m,
-                       const RunningPods* running, const std::string& path,
-                       std::vector<Finding>& out) {
+                       const RunningPods* running, std::vector<Finding>& out) {
   cpumanager::CpuState copy = state;
   absl::Status s = m.cpu->Start(copy);
   const CpuSet all = ExpectedCpus(m);
@@ -326,7 +325,6 @@ void ValidateStaticCpu(const cpumanager::CpuState& state, const Managers& m,
       out.push_back(std::move(f));
     }
   }
-  (void)path;
 }
 
 CpuAnalysis AnalyzeCpu(const std::string& path, const absl::StatusOr<std::string>& bytes,
@@ -429,7 +427,7 @@ CpuAnalysis AnalyzeCpu(const std::string& path, const absl::StatusOr<std::string
   }
   if (m.cpu != nullptr) {
     auto st = CpuStateFromCheckpoint(*decoded, path);
-    if (st.ok()) ValidateStaticCpu(*st, m, running, path, a.findings);
+    if (st.ok()) ValidateStaticCpu(*st, m, running, a.findings);
   }
   if (!m.plrm && !decoded->pod_entries.empty()) {
     Finding f;
@@ -769,14 +767,6 @@ bool HasFatal(const std::vector<Finding>& findings, const std::string& file) {
   return false;
 }
 
-const Finding* FindProblem(const std::vector<Finding>& findings, const std::string& file,
-                           const std::string& problem) {
-  for (const auto& f : findings) {
-    if (f.file == file && f.problem == problem) return &f;
-  }
-  return nullptr;
-}
-
 // Plans the CPU file. Returns the new checkpoint, or nullopt when unchanged.
 std::optional<checkpoint::CpuCheckpoint> PlanCpu(const CheckReport& r, const Managers& m,
                                                  const RunningPods* running, RepairPlan& plan) {
@@ -831,10 +821,7 @@ std::optional<checkpoint::CpuCheckpoint> PlanCpu(const CheckReport& r, const Man
                                        fresh.default_cpu_set.empty() ? "\"\"" : fresh.default_cpu_set,
                                        m.strict ? " but the reserved ones" : "")
                          : ""));
-    for (const auto& [uid, containers] : cp->entries) {
-      AddUnique(plan.restart_pods, uid);
-      (void)containers;
-    }
+    for (const auto& entry : cp->entries) AddUnique(plan.restart_pods, entry.first);
     return fresh;
   }
   if (m.cpu == nullptr) return changed ? cp : std::nullopt;
@@ -1183,7 +1170,6 @@ absl::StatusOr<RepairPlan> PlanRepair(const CheckReport& report, const Environme
       }
     }
   }
-  (void)FindProblem;
   return plan;
 }
 
