@@ -1,7 +1,6 @@
 // The CLI contract of ../shared/DESIGN.md, driven through the built binary: exit statuses,
 // the -o json schema, bad input naming the file and field with nothing written, and the
 // kubelet's refusal of a corrupted or mismatched checkpoint.
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -14,29 +13,12 @@
 namespace podtopo {
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using Result = testing::CommandResult;
+using testing::ReadFileOrEmpty;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// Runs `podtopo <args>` through the shell, optionally with `stdin_text`.
+// Runs `podtopo <args>`, optionally with `stdin_text`.
 Result Podtopo(const std::string& args, const std::string& stdin_text = "") {
-  static const std::string dir = testing::MakeTempDir("podtopo-cli");
-  std::string in = dir + "/in", out = dir + "/out", err = dir + "/err";
-  std::ofstream(in) << stdin_text;
-  std::string cmd = std::string(PODTOPO_BINARY) + " " + args + " <" + in + " >" + out + " 2>" + err;
-  int status = std::system(cmd.c_str());
-  Result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(out);
-  r.err = Slurp(err);
-  return r;
+  return testing::RunCommand(std::string(PODTOPO_BINARY) + " " + args, stdin_text);
 }
 
 std::string Examples() { return testing::SourceDir() + "/docs/examples"; }
@@ -79,7 +61,7 @@ TEST(CliTest, DemoPrintsTableExplanationAndWritesPicture) {
   EXPECT_NE(r.out.find("main-app (app): exclusive slice of the pod's CPUs"), std::string::npos);
   EXPECT_NE(r.out.find("merged: NUMA 0 (preferred) -> admit"), std::string::npos);
   EXPECT_NE(r.out.find("Picture of the node: " + html), std::string::npos);
-  EXPECT_NE(Slurp(html).find("<svg"), std::string::npos);
+  EXPECT_NE(ReadFileOrEmpty(html).find("<svg"), std::string::npos);
 }
 
 // The README's picture is the demo's node as podtopo draws it today (regenerate with the
@@ -88,7 +70,7 @@ TEST(CliTest, ReadmePictureIsCurrent) {
   Result r = Podtopo("admit " + Examples() + "/pod-level-resource-demo.yaml " + Examples() +
                      "/pod-scope-mixed.yaml -o svg");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(r.out == Slurp(testing::SourceDir() + "/docs/images/demo.svg"))
+  EXPECT_TRUE(r.out == ReadFileOrEmpty(testing::SourceDir() + "/docs/images/demo.svg"))
       << "docs/images/demo.svg is stale: build/podtopo admit docs/examples/pod-level-resource-demo.yaml "
          "docs/examples/pod-scope-mixed.yaml -o svg > docs/images/demo.svg";
 }
@@ -131,7 +113,7 @@ TEST(CliTest, CorruptedCheckpointIsRefusedAndLeftAlone) {
   Result first = Podtopo("admit " + Examples() + "/pod-level-resource-demo.yaml --state-dir " + dir);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   std::string path = dir + "/cpu_manager_state";
-  std::string good = Slurp(path);
+  std::string good = ReadFileOrEmpty(path);
   ASSERT_FALSE(good.empty());
   // Change one CPU in the data without fixing the checksum.
   std::string corrupt = good;
@@ -143,7 +125,7 @@ TEST(CliTest, CorruptedCheckpointIsRefusedAndLeftAlone) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("checkpoint is corrupted"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
-  EXPECT_EQ(Slurp(path), corrupt);
+  EXPECT_EQ(ReadFileOrEmpty(path), corrupt);
 
   // A different CPU Manager policy than the checkpoint's is refused the same way.
   std::ofstream(path) << good;
@@ -160,7 +142,7 @@ TEST(CliTest, CorruptedCheckpointIsRefusedAndLeftAlone) {
                        "\"static\""),
             std::string::npos)
       << r.err;
-  EXPECT_EQ(Slurp(path), good);
+  EXPECT_EQ(ReadFileOrEmpty(path), good);
   std::filesystem::remove_all(dir);
 }
 

@@ -1,6 +1,5 @@
 // `podtopo lint` through the built binary: exit status (1 on any error finding, 0 with
 // warnings or infos only), -o json, and bad input (file and field named, nothing on stdout).
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -14,18 +13,7 @@
 namespace podtopo {
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Result = testing::CommandResult;
 
 std::string TempDir() {
   static const std::string dir = testing::MakeTempDir("podtopo-lint-cli");
@@ -39,15 +27,7 @@ std::string WriteFile(const std::string& name, const std::string& text) {
 }
 
 Result Podtopo(const std::string& args) {
-  const std::string out = TempDir() + "/out", err = TempDir() + "/err";
-  const std::string cmd =
-      std::string(PODTOPO_BINARY) + " " + args + " </dev/null >" + out + " 2>" + err;
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(out);
-  r.err = Slurp(err);
-  return r;
+  return testing::RunCommand(std::string(PODTOPO_BINARY) + " " + args);
 }
 
 std::string Seed(const std::string& f) { return testing::SharedDir() + "/seed/" + f; }
@@ -96,7 +76,7 @@ TEST(LintCli, TutorialConfigCleanExitZero) {
 }
 
 TEST(LintCli, WarningsAloneExitZero) {
-  std::string cfg = Slurp(Example("kubelet-config.yaml"));
+  std::string cfg = testing::ReadFileOrEmpty(Example("kubelet-config.yaml"));
   const std::string from = "topologyManagerPolicy: single-numa-node";
   ASSERT_NE(cfg.find(from), std::string::npos);
   cfg.replace(cfg.find(from), from.size(), "topologyManagerPolicy: none");
@@ -106,7 +86,7 @@ TEST(LintCli, WarningsAloneExitZero) {
 }
 
 TEST(LintCli, ErrorFindingExitOne) {
-  std::string cfg = Slurp(Example("kubelet-config.yaml"));
+  std::string cfg = testing::ReadFileOrEmpty(Example("kubelet-config.yaml"));
   const std::string from = "memory: 1124Mi";
   ASSERT_NE(cfg.find(from), std::string::npos);
   cfg.replace(cfg.find(from), from.size(), "memory: 1Gi");

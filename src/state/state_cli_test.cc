@@ -1,7 +1,6 @@
 // `podtopo state check|show|repair` through the built binary: exit statuses (0 the kubelet
 // would start, 2 it would not, 1 bad input, 4 check --strict with warnings), the dry run that
 // writes nothing, --yes with its byte-identical backups, and bad input naming file and field.
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -19,27 +18,11 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using Result = testing::CommandResult;
+using testing::ReadFileOrEmpty;
 
 Result Podtopo(const std::string& args) {
-  static const std::string dir = testing::MakeTempDir("podtopo-state-cli");
-  std::string out = dir + "/out", err = dir + "/err";
-  std::string cmd = std::string(PODTOPO_BINARY) + " " + args + " </dev/null >" + out + " 2>" + err;
-  int status = std::system(cmd.c_str());
-  Result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(out);
-  r.err = Slurp(err);
-  return r;
+  return testing::RunCommand(std::string(PODTOPO_BINARY) + " " + args);
 }
 
 std::string Fixture(const std::string& name) {
@@ -55,7 +38,7 @@ std::string Copy(const std::string& name) {
 std::map<std::string, std::string> Snapshot(const std::string& dir) {
   std::map<std::string, std::string> out;
   for (const auto& e : fs::directory_iterator(dir)) {
-    out[e.path().filename().string()] = Slurp(e.path().string());
+    out[e.path().filename().string()] = ReadFileOrEmpty(e.path().string());
   }
   return out;
 }

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <sys/wait.h>
+
 namespace podtopo::testing {
 
 std::string SharedDir() {
@@ -49,6 +51,24 @@ std::string TestName(const std::string& name, size_t index) {
   while (!out.empty() && out.back() == '_') out.pop_back();
   if (out.size() > 120) out.resize(120);
   return out + "_" + std::to_string(index);
+}
+
+CommandResult RunCommand(const std::string& command, const std::string& stdin_text) {
+  static const std::string dir = MakeTempDir("podtopo-command");
+  const std::string in = dir + "/in", out = dir + "/out", err = dir + "/err";
+  std::ofstream(in, std::ios::binary) << stdin_text;
+  const std::string shell = command + " <" + in + " >" + out + " 2>" + err;
+  const int status = std::system(shell.c_str());
+  CommandResult r;
+  r.exit_code = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
+  r.out = ReadFileOrEmpty(out);
+  r.err = ReadFileOrEmpty(err);
+  return r;
+}
+
+std::string ReadFileOrEmpty(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 }  // namespace podtopo::testing

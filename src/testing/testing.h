@@ -23,6 +23,18 @@ nlohmann::json LoadVectors(const std::string& name);
 // `index` is appended to keep names unique.
 std::string TestName(const std::string& name, size_t index);
 
+// What a command printed and how it ended.
+struct CommandResult {
+  int exit_code = -1;  // -1 when it did not exit normally (signal)
+  std::string out;
+  std::string err;
+};
+// Runs `command` through /bin/sh with `stdin_text` on its standard input and captures its
+// standard output and error (tests that drive the built podtopo binary).
+CommandResult RunCommand(const std::string& command, const std::string& stdin_text = "");
+// The bytes of the file at `path`; "" when it cannot be read.
+std::string ReadFileOrEmpty(const std::string& path);
+
 }  // namespace podtopo::testing
 
 #endif  // PODTOPO_TESTING_TESTING_H_
