@@ -69,6 +69,12 @@ class ServerTest : public ::testing::Test {
     return stub_->Get(&ctx, req, r);
   }
 
+  // State the server's callbacks (clock, request hook, running filter) read: declared before
+  // server_ so that it outlives the server and its gRPC threads.
+  std::atomic<int64_t> now_ns_{0};
+  std::atomic<int> requests_{0}, errors_{0};
+  std::atomic<bool> running_{false};
+
   TempDir dir_;
   std::string socket_;
   std::unique_ptr<PodResourcesServer> server_;
@@ -165,9 +171,8 @@ TEST_F(ServerTest, V1alpha1ListOnTheSameSocket) {
 }
 
 TEST_F(ServerTest, RunningFilterHidesPodsFromListAndGet) {
-  std::atomic<bool> running{false};
   auto o = Unlimited();
-  o.is_running = [&](const std::string&) { return running.load(); };
+  o.is_running = [this](const std::string&) { return running_.load(); };
   StartServer(o);
   server_->Publish(MixedState());
   v1::ListPodResourcesResponse list;
@@ -175,7 +180,7 @@ TEST_F(ServerTest, RunningFilterHidesPodsFromListAndGet) {
   EXPECT_EQ(list.pod_resources_size(), 0);
   v1::GetPodResourcesResponse got;
   EXPECT_EQ(Get("default", "pod-scope-mixed", &got).error_code(), grpc::StatusCode::NOT_FOUND);
-  running = true;
+  running_ = true;
   list.Clear();
   ASSERT_TRUE(List(&list).ok());
   EXPECT_EQ(list.pod_resources_size(), 1);
@@ -184,15 +189,14 @@ TEST_F(ServerTest, RunningFilterHidesPodsFromListAndGet) {
 
 TEST_F(ServerTest, RateLimitRejectsExcessCallsAndKeepsServing) {
   using Clock = std::chrono::steady_clock;
-  std::atomic<int64_t> now_ns{Clock::now().time_since_epoch().count()};
+  now_ns_ = Clock::now().time_since_epoch().count();
   PodResourcesServer::Options o;
   o.qps = 100;
   o.burst = 10;
-  o.clock = [&] { return Clock::time_point(Clock::duration(now_ns.load())); };
-  std::atomic<int> requests{0}, errors{0};
-  o.on_request = [&](const char*, const char*, bool error) {
-    ++requests;
-    if (error) ++errors;
+  o.clock = [this] { return Clock::time_point(Clock::duration(now_ns_.load())); };
+  o.on_request = [this](const char*, const char*, bool error) {
+    ++requests_;
+    if (error) ++errors_;
   };
   StartServer(o);
   server_->Publish(MixedState());
@@ -211,10 +215,10 @@ TEST_F(ServerTest, RateLimitRejectsExcessCallsAndKeepsServing) {
   // The clock is frozen: exactly the burst passes.
   EXPECT_EQ(ok, 10);
   EXPECT_EQ(exhausted, 15);
-  EXPECT_EQ(requests.load(), 25);
-  EXPECT_EQ(errors.load(), 15);
+  EXPECT_EQ(requests_.load(), 25);
+  EXPECT_EQ(errors_.load(), 15);
   // Time passes: the server serves again.
-  now_ns += std::chrono::nanoseconds(std::chrono::seconds(1)).count();
+  now_ns_ += std::chrono::nanoseconds(std::chrono::seconds(1)).count();
   v1::ListPodResourcesResponse r;
   EXPECT_TRUE(List(&r).ok());
   EXPECT_EQ(r.pod_resources_size(), 1);
