@@ -187,6 +187,28 @@ Finding UnreadableCheckpoint(const char* file, const char* what, const absl::Sta
   return f;
 }
 
+// A "stale-pod" warning for every pod in `pods` that is not in `running` (nothing without a
+// list of running pods): the kubelet's removeStaleState releases them, but only later.
+void AddStalePods(const char* file, const char* what, const std::set<std::string>& pods,
+                  const RunningPods* running, const char* advice, std::vector<Finding>& out) {
+  if (running == nullptr) return;
+  for (const auto& uid : pods) {
+    if (running->uids.count(uid)) continue;
+    Finding f;
+    f.severity = Severity::kWarning;
+    f.file = file;
+    f.problem = "stale-pod";
+    f.message = fmt::format("pod {} holds {} in the state but is not running", uid, what);
+    f.effect = fmt::format(
+        "the kubelet starts and releases it itself once every pod source is ready "
+        "(removeStaleState); until then its {} {} not available",
+        what, std::string_view(what) == "CPUs" ? "are" : "is");
+    f.advice = advice;
+    f.repairable = true;
+    out.push_back(std::move(f));
+  }
+}
+
 std::set<std::string> CpuPods(const cpumanager::CpuState& st) {
   std::set<std::string> pods;
   for (const auto& [uid, _] : st.GetCpuAssignments()) pods.insert(uid);
@@ -310,21 +332,8 @@ void ValidateStaticCpu(const cpumanager::CpuState& state, const Managers& m,
       }
     });
   }
-  if (running != nullptr) {
-    for (const auto& uid : CpuPods(state)) {
-      if (running->uids.count(uid)) continue;
-      Finding f;
-      f.severity = Severity::kWarning;
-      f.file = kCpuFile;
-      f.problem = "stale-pod";
-      f.message = fmt::format("pod {} holds CPUs in the state but is not running", uid);
-      f.effect = "the kubelet starts and releases it itself once every pod source is ready "
-                 "(removeStaleState); until then its CPUs are not available";
-      f.advice = "`podtopo state repair --running-pods FILE --yes` gives its CPUs back now";
-      f.repairable = true;
-      out.push_back(std::move(f));
-    }
-  }
+  AddStalePods(kCpuFile, "CPUs", CpuPods(state), running,
+               "`podtopo state repair --running-pods FILE --yes` gives its CPUs back now", out);
 }
 
 CpuAnalysis AnalyzeCpu(const std::string& path, const absl::StatusOr<std::string>& bytes,
@@ -666,21 +675,8 @@ void ValidateStaticMemory(const memorymanager::MemoryState& state, Managers& m,
     f.repairable = true;
     out.push_back(std::move(f));
   }
-  if (running != nullptr) {
-    for (const auto& uid : MemoryPods(state)) {
-      if (running->uids.count(uid)) continue;
-      Finding f;
-      f.severity = Severity::kWarning;
-      f.file = kMemoryFile;
-      f.problem = "stale-pod";
-      f.message = fmt::format("pod {} holds memory in the state but is not running", uid);
-      f.effect = "the kubelet starts and releases it itself once every pod source is ready "
-                 "(removeStaleState); until then its memory is not available";
-      f.advice = "`podtopo state repair --running-pods FILE --yes` releases it now";
-      f.repairable = true;
-      out.push_back(std::move(f));
-    }
-  }
+  AddStalePods(kMemoryFile, "memory", MemoryPods(state), running,
+               "`podtopo state repair --running-pods FILE --yes` releases it now", out);
 }
 
 MemoryAnalysis AnalyzeMemory(const std::string& path, const absl::StatusOr<std::string>& bytes,
