@@ -15,6 +15,9 @@
 namespace podtopo::checkpoint {
 namespace {
 
+using internal::Corrupted;
+using internal::Prefix;
+
 using gojson::Decoder;
 using gojson::FieldSpec;
 using gojson::Value;
@@ -310,12 +313,6 @@ absl::Status UnmarshalV3(std::string_view contents, V3Wire& cp) {
                                 fields);
   });
 }
-
-absl::Status Prefix(std::string_view prefix, const absl::Status& s) {
-  return absl::InvalidArgumentError(fmt::format("{}{}", prefix, std::string(s.message())));
-}
-
-absl::Status Corrupted() { return absl::DataLossError("checkpoint is corrupted"); }
 
 // CPUManagerCheckpoint.UnmarshalCheckpoint + VerifyChecksum.
 absl::Status UnmarshalAndVerifyV4(std::string_view contents, V4Wire& cp) {
@@ -690,25 +687,9 @@ ChecksumReport InspectCpuCheckpoint(std::string_view contents, bool pod_level_re
   ChecksumReport r;
   V4Wire v4;
   absl::Status err = UnmarshalAndVerifyV4(contents, v4);
-  if (err.ok()) {
-    r.version = 4;
-    r.policy_name = v4.checkpoint_data.policy_name;
-    r.algorithm = fmt::format(
-        "V4 (kubelet 1.37): dataChecksum {} = FNV-1a-32 of \"(string)\"+data; the inline "
-        "checksum {} is not verified by 1.37",
-        v4.data_checksum, v4.inline_part.checksum);
-    return r;
-  }
-  if (!v4.data.empty() || v4.data_checksum != 0) {
-    r.error = Prefix("could not load v4 checkpoint: ", err);
-    if (err.message() == "checkpoint is corrupted") {
-      r.algorithm = fmt::format(
-          "V4 (kubelet 1.37): dataChecksum {} in the file, but FNV-1a-32 of \"(string)\"+data "
-          "is {}",
-          v4.data_checksum, DataChecksum(v4.data));
-    } else {
-      r.algorithm = "V4 (kubelet 1.37): the file or its data field does not decode";
-    }
+  if (internal::InspectDataChecksumFormat(4, err, v4.checkpoint_data.policy_name, v4.data,
+                                          v4.data_checksum, "checksum",
+                                          v4.inline_part.checksum, r)) {
     return r;
   }
 

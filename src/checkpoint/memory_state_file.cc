@@ -15,6 +15,9 @@
 namespace podtopo::checkpoint {
 namespace {
 
+using internal::Corrupted;
+using internal::Prefix;
+
 using gojson::Decoder;
 using gojson::FieldSpec;
 using gojson::Value;
@@ -365,12 +368,6 @@ absl::Status UnmarshalV2(std::string_view contents, V2Wire& cp) {
                                 "state.MemoryManagerCheckpointV2", fields);
   });
 }
-
-absl::Status Prefix(std::string_view prefix, const absl::Status& s) {
-  return absl::InvalidArgumentError(fmt::format("{}{}", prefix, std::string(s.message())));
-}
-
-absl::Status Corrupted() { return absl::DataLossError("checkpoint is corrupted"); }
 
 absl::Status UnmarshalAndVerifyV3(std::string_view contents, V3Wire& cp) {
   absl::Status s = gojson::Unmarshal(contents, [&](Decoder& d, const Value& v) {
@@ -803,25 +800,9 @@ ChecksumReport InspectMemoryCheckpoint(std::string_view contents) {
   ChecksumReport r;
   V3Wire v3;
   absl::Status err = UnmarshalAndVerifyV3(contents, v3);
-  if (err.ok()) {
-    r.version = 3;
-    r.policy_name = v3.checkpoint_data.policy_name;
-    r.algorithm = fmt::format(
-        "V3 (kubelet 1.37): dataChecksum {} = FNV-1a-32 of \"(string)\"+data; the inline V1 "
-        "checksum {} is not verified by 1.37",
-        v3.data_checksum, v3.inline_part.checksum);
-    return r;
-  }
-  if (!v3.data.empty() || v3.data_checksum != 0) {
-    r.error = Prefix("could not load v3 checkpoint: ", err);
-    if (err.message() == "checkpoint is corrupted") {
-      r.algorithm = fmt::format(
-          "V3 (kubelet 1.37): dataChecksum {} in the file, but FNV-1a-32 of \"(string)\"+data "
-          "is {}",
-          v3.data_checksum, DataChecksum(v3.data));
-    } else {
-      r.algorithm = "V3 (kubelet 1.37): the file or its data field does not decode";
-    }
+  if (internal::InspectDataChecksumFormat(3, err, v3.checkpoint_data.policy_name, v3.data,
+                                          v3.data_checksum, "V1 checksum",
+                                          v3.inline_part.checksum, r)) {
     return r;
   }
   V2Wire v2;
