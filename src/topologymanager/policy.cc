@@ -68,7 +68,7 @@ HintLists FilterProvidersHints(const ProvidersHints& providers_hints) {
       } else if (list->empty()) {
         lists.push_back({TopologyHint{std::nullopt, false}});
       } else {
-        lists.push_back(*list);
+        lists.push_back(list->Enumerate());
       }
     }
   }
@@ -420,17 +420,395 @@ TopologyHint HintMerger::Merge() const {
   return TopologyHint{best, false};
 }
 
+// ---- Structured merge ----
+//
+// The same result as HintMerger::Merge, for lists that are HintSets by structure. By the
+// argument at the top of this file the merged hint is the minimum of a fixed total order over
+// the SET of merged masks; so the masks are visited in that order and the first one some
+// permutation produces is the answer:
+//   - preferred: masks a preferred by every list that has no {nil, preferred} hint, searched
+//     by width (count first in both mask orders), then within a width in ascending value
+//     (Narrowest: the first hit wins; Closest: every hit of that width is compared);
+//   - otherwise widths B, B-1, ..., 1, then B+1, ..., N (B = bestNonPreferredAffinityCount),
+//     each in mask order, and a mask m counts when some choice of one hint per list ANDs to
+//     exactly m (Achievable).
+// Achievable(m): every list must offer a hint containing m. A list's explicit masks (its
+// listed hints, its extra masks) exclude fixed nodes; a list's family can exclude any set S of
+// nodes outside m with domain \ S still in the family, i.e. the weights of S fit in the rules'
+// slack (sum over the domain minus the need) and S avoids the required nodes. Covering the
+// nodes outside m with such sets is a small bin packing (bins = lists), solved by search.
 namespace {
+
+struct MergeList {
+  const HintSet* set = nullptr;     // structured; nullptr for a listed list
+  std::vector<TopologyHint> hints;  // the listed hints
+  bool singles = false;             // single-numa-node: only preferred one-node masks of `set`
+  bool nil_preferred = false;       // listed and holds {nil, preferred}
+};
+
+class StructuredMerge {
+ public:
+  StructuredMerge(const NUMAInfo& numa_info, std::vector<MergeList> lists, bool use_closest,
+                  bool single)
+      : numa_info_(numa_info),
+        lists_(std::move(lists)),
+        use_closest_(use_closest),
+        single_(single),
+        dv_(numa_info.DefaultAffinityMask().value()) {}
+
+  TopologyHint Merge() const {
+    const TopologyHint fallback{BitMask::FromUint64(dv_), false};
+    for (const MergeList& l : lists_) {
+      if (l.set == nullptr && l.hints.empty()) return fallback;  // no permutation at all
+    }
+    if (std::optional<uint64_t> p = BestPreferred()) {
+      return TopologyHint{BitMask::FromUint64(*p), true};
+    }
+    if (single_) return fallback;  // only distinct single nodes left: every AND is empty
+    if (std::optional<uint64_t> n = BestNonPreferred()) {
+      return TopologyHint{BitMask::FromUint64(*n), false};
+    }
+    return fallback;
+  }
+
+ private:
+  // CompareNUMAAffinityMasks on different masks: true when `a` wins.
+  bool Better(uint64_t a, uint64_t b) const {
+    if (a == b) return false;
+    BitMask ma = BitMask::FromUint64(a), mb = BitMask::FromUint64(b);
+    BitMask best = use_closest_ ? numa_info_.Closest(mb, ma) : numa_info_.Narrowest(mb, ma);
+    return best == ma;
+  }
+
+  bool ListPreferred(const MergeList& l, uint64_t a) const {
+    if (l.set == nullptr) {
+      for (const TopologyHint& h : l.hints) {
+        if (h.preferred && h.affinity.has_value() && h.affinity->value() == a) return true;
+      }
+      return false;
+    }
+    if (l.singles && std::popcount(a) != 1) return false;
+    return l.set->Preferred(a);
+  }
+
+  // Visits the masks of `count` bits found by `search` in mask order: Narrowest stops at the
+  // first, Closest compares all of them.
+  void Consider(const MaskSearch& search, int count, std::optional<uint64_t>& best) const {
+    SearchMasks(search, count, [&](uint64_t m) {
+      if (!best || Better(m, *best)) best = m;
+      return !use_closest_;
+    });
+  }
+
+  std::optional<uint64_t> BestPreferred() const {
+    std::vector<const MergeList*> strict;  // lists without {nil, preferred}
+    for (const MergeList& l : lists_) {
+      if (!l.nil_preferred) strict.push_back(&l);
+    }
+    std::optional<uint64_t> best;
+    auto consider = [&](uint64_t a) {
+      for (const MergeList* l : strict) {
+        if (!ListPreferred(*l, a)) return;
+      }
+      uint64_t merged = dv_ & a;
+      if (merged != 0 && (!best || Better(merged, *best))) best = merged;
+    };
+    const MergeList* listed = nullptr;
+    for (const MergeList* l : strict) {
+      if (l->set == nullptr && (listed == nullptr || l->hints.size() < listed->hints.size())) {
+        listed = l;
+      }
+    }
+    if (listed != nullptr) {
+      for (const TopologyHint& h : listed->hints) {
+        if (h.preferred && h.affinity.has_value()) consider(h.affinity->value());
+      }
+      return best;
+    }
+    // Every strict list is structured (there is one: a structured list has no nil hint).
+    bool all_families = true;
+    for (const MergeList* l : strict) {
+      for (uint64_t e : l->set->extra()) consider(e);
+      if (!l->set->family().has_value()) all_families = false;
+    }
+    if (!all_families) return best;
+    MaskSearch search;
+    search.allowed = dv_;
+    std::optional<int> fixed;
+    bool counts_agree = true, any_socket = false;
+    for (const MergeList* l : strict) {
+      const MaskFamily& f = *l->set->family();
+      search.allowed &= f.domain;
+      search.required |= f.required;
+      for (const CoverRule& r : f.rules) search.rules.push_back(&r);
+      const PreferenceRule& p = l->set->preference();
+      std::optional<int> k;
+      if (l->singles) k = 1;
+      if (!p.sockets.has_value() || l->singles) {
+        k = l->singles ? 1 : p.count;
+      } else {
+        any_socket = true;
+      }
+      if (k.has_value()) {
+        if (fixed.has_value() && *fixed != *k) counts_agree = false;
+        fixed = k;
+      }
+    }
+    if (!counts_agree) return best;
+    search.leaf = [&](uint64_t m) {
+      for (const MergeList* l : strict) {
+        if (!ListPreferred(*l, m)) return false;
+      }
+      return true;
+    };
+    const int lo = fixed.value_or(1), hi = fixed.value_or(std::popcount(search.allowed));
+    for (int c = lo; c <= hi; ++c) {
+      if (best && std::popcount(*best) < c) break;  // a narrower extra mask already won
+      MaskSearch at = search;
+      if (any_socket) {
+        for (const MergeList* l : strict) {
+          const PreferenceRule& p = l->set->preference();
+          if (p.sockets.has_value() && !l->singles && c != p.count) {
+            at.socket_limits.push_back({&p, *p.sockets});
+          }
+        }
+      }
+      std::optional<uint64_t> found;
+      Consider(at, c, found);
+      if (found) {
+        if (!best || Better(*found, *best)) best = found;
+        break;
+      }
+    }
+    return best;
+  }
+
+  std::optional<uint64_t> BestNonPreferred() const {
+    int b = 0;
+    uint64_t within = dv_;
+    for (const MergeList& l : lists_) {
+      int c = 0;
+      if (l.set == nullptr) {
+        for (const TopologyHint& h : l.hints) {
+          if (h.affinity.has_value() && (c == 0 || h.affinity->Count() < c)) {
+            c = h.affinity->Count();
+          }
+        }
+      } else {
+        c = l.set->MinCount();
+        within &= l.set->nodes();
+      }
+      b = std::max(b, c);
+    }
+    MaskSearch search;
+    search.allowed = within;
+    search.leaf = [this](uint64_t m) { return Achievable(m); };
+    const int n = std::popcount(within);
+    std::vector<int> order;
+    for (int c = std::min(b, n); c >= 1; --c) order.push_back(c);
+    for (int c = b + 1; c <= n; ++c) order.push_back(c);
+    for (int c : order) {
+      std::optional<uint64_t> found;
+      Consider(search, c, found);
+      if (found) return found;
+    }
+    return std::nullopt;
+  }
+
+  // A family's bin in the packing of Achievable.
+  struct Bin {
+    const MaskFamily* family;
+    std::vector<uint64_t> slack;  // per rule: sum over the domain minus the need
+    int count_slack;              // nodes the family may drop
+    uint64_t allowed;             // nodes it may drop
+  };
+
+  bool Achievable(uint64_t m) const {
+    // Per list: the node sets its explicit hints containing m exclude, and whether its family
+    // has a member containing m.
+    std::vector<std::vector<uint64_t>> excludes(lists_.size());
+    std::vector<bool> family(lists_.size(), false);
+    bool exact = false;
+    for (size_t i = 0; i < lists_.size(); ++i) {
+      const MergeList& l = lists_[i];
+      auto offer = [&](uint64_t aff) {
+        aff &= dv_;
+        if ((aff & m) != m) return;
+        if (aff == m) exact = true;
+        excludes[i].push_back(dv_ & ~aff);
+      };
+      if (l.set == nullptr) {
+        for (const TopologyHint& h : l.hints) offer(h.affinity ? h.affinity->value() : dv_);
+      } else {
+        for (uint64_t e : l.set->extra()) offer(e);
+        const std::optional<MaskFamily>& f = l.set->family();
+        if (f.has_value() && (m & ~f->domain) == 0) {
+          family[i] = true;
+          if (f->Contains(m)) exact = true;
+        }
+      }
+      if (excludes[i].empty() && !family[i]) return false;
+      // Keep the widest exclusions only.
+      auto& x = excludes[i];
+      std::sort(x.begin(), x.end());
+      x.erase(std::unique(x.begin(), x.end()), x.end());
+      std::vector<uint64_t> kept;
+      for (uint64_t a : x) {
+        bool dominated = false;
+        for (uint64_t b : x) dominated = dominated || (b != a && (a & b) == a);
+        if (!dominated) kept.push_back(a);
+      }
+      x.swap(kept);
+    }
+    // One list offering exactly m: every other list offers some superset of m.
+    if (exact) return true;
+    std::vector<const MaskFamily*> bins;
+    return Choose(m, 0, 0, excludes, family, bins);
+  }
+
+  bool Choose(uint64_t m, size_t i, uint64_t excluded,
+              const std::vector<std::vector<uint64_t>>& excludes,
+              const std::vector<bool>& family, std::vector<const MaskFamily*>& bins) const {
+    if (i == lists_.size()) {
+      uint64_t residual = dv_ & ~m & ~excluded;
+      for (const MaskFamily* f : bins) residual &= f->domain;
+      return Pack(m, residual, bins);
+    }
+    for (uint64_t x : excludes[i]) {
+      if (Choose(m, i + 1, excluded | x, excludes, family, bins)) return true;
+    }
+    if (family[i]) {
+      bins.push_back(&*lists_[i].set->family());
+      bool ok = Choose(m, i + 1, excluded, excludes, family, bins);
+      bins.pop_back();
+      if (ok) return true;
+    }
+    return false;
+  }
+
+  // Whether the nodes of `residual` can be dropped by the families of `bins` (each keeping a
+  // member containing m).
+  bool Pack(uint64_t m, uint64_t residual, const std::vector<const MaskFamily*>& families) const {
+    if (residual == 0) return true;
+    std::vector<Bin> bins;
+    for (const MaskFamily* f : families) {
+      Bin b{f, {}, std::popcount(f->domain) - f->min_count, f->domain & ~f->required & ~m};
+      for (const CoverRule& r : f->rules) {
+        uint64_t sum = r.Sum(f->domain);
+        b.slack.push_back(sum >= r.need ? sum - r.need : 0);
+      }
+      bins.push_back(std::move(b));
+    }
+    return PackRest(residual, bins);
+  }
+
+  static bool Fits(const Bin& b, int node) {
+    if (!((b.allowed >> node) & 1) || b.count_slack <= 0) return false;
+    for (size_t r = 0; r < b.slack.size(); ++r) {
+      if (b.family->rules[r].weight[node] > b.slack[r]) return false;
+    }
+    return true;
+  }
+
+  static bool PackRest(uint64_t residual, std::vector<Bin>& bins) {
+    if (residual == 0) return true;
+    // The node with the fewest bins that can take it.
+    int pick = -1;
+    size_t fewest = SIZE_MAX;
+    for (uint64_t r = residual; r != 0; r &= r - 1) {
+      int node = std::countr_zero(r);
+      size_t n = 0;
+      for (const Bin& b : bins) n += Fits(b, node) ? 1 : 0;
+      if (n == 0) return false;
+      if (n < fewest) {
+        fewest = n;
+        pick = node;
+      }
+    }
+    const uint64_t rest = residual & ~(uint64_t{1} << pick);
+    for (Bin& b : bins) {
+      if (!Fits(b, pick)) continue;
+      --b.count_slack;
+      for (size_t r = 0; r < b.slack.size(); ++r) b.slack[r] -= b.family->rules[r].weight[pick];
+      bool ok = PackRest(rest, bins);
+      ++b.count_slack;
+      for (size_t r = 0; r < b.slack.size(); ++r) b.slack[r] += b.family->rules[r].weight[pick];
+      if (ok) return true;
+    }
+    return false;
+  }
+
+  const NUMAInfo& numa_info_;
+  std::vector<MergeList> lists_;
+  bool use_closest_;
+  bool single_;
+  uint64_t dv_;
+};
+
+// Whether some list is a HintSet by structure (then the structured merge runs).
+bool HasStructuredList(const ProvidersHints& providers_hints) {
+  for (const ProviderHints& p : providers_hints) {
+    if (!p.has_value()) continue;
+    for (const auto& [resource, list] : *p) {
+      if (list.has_value() && !list->listed() && !list->empty()) return true;
+    }
+  }
+  return false;
+}
+
+TopologyHint MergeStructured(const std::string& policy_name, const NUMAInfo& numa_info,
+                             const PolicyOptions& opts, const ProvidersHints& providers_hints) {
+  const bool single = policy_name == kPolicySingleNumaNode;
+  std::vector<MergeList> lists;
+  auto listed = [&](std::vector<TopologyHint> hints) {
+    MergeList l;
+    if (single) hints = FilterSingleNumaHints({hints}).front();
+    for (const TopologyHint& h : hints) {
+      if (!h.affinity.has_value() && h.preferred) l.nil_preferred = true;
+    }
+    l.hints = std::move(hints);
+    lists.push_back(std::move(l));
+  };
+  for (const ProviderHints& hints : providers_hints) {
+    if (!hints.has_value() || hints->empty()) {
+      listed({TopologyHint{std::nullopt, true}});
+      continue;
+    }
+    for (const auto& [resource, list] : *hints) {
+      if (!list.has_value()) {
+        listed({TopologyHint{std::nullopt, true}});
+      } else if (list->empty()) {
+        listed({TopologyHint{std::nullopt, false}});
+      } else if (list->listed()) {
+        listed(list->hints());
+      } else {
+        MergeList l;
+        l.set = &*list;
+        l.singles = single;
+        lists.push_back(std::move(l));
+      }
+    }
+  }
+  const bool use_closest = !single && opts.prefer_closest_numa;
+  return StructuredMerge(numa_info, std::move(lists), use_closest, single).Merge();
+}
+
+enum class MergeMode { kFast, kEnumerated, kExhaustive };
 
 MergeResult MergeWith(const std::string& policy_name, const NUMAInfo& numa_info,
                       const PolicyOptions& opts, const ProvidersHints& providers_hints,
-                      bool exhaustive) {
+                      MergeMode mode) {
   if (policy_name == kPolicyNone) return MergeResult{TopologyHint{}, true};
   const bool single = policy_name == kPolicySingleNumaNode;
-  HintLists lists = FilterProvidersHints(providers_hints);
-  if (single) lists = FilterSingleNumaHints(lists);
-  HintMerger merger(&numa_info, std::move(lists), policy_name, opts);
-  TopologyHint hint = exhaustive ? merger.MergeExhaustive() : merger.Merge();
+  TopologyHint hint;
+  if (mode == MergeMode::kFast && HasStructuredList(providers_hints)) {
+    hint = MergeStructured(policy_name, numa_info, opts, providers_hints);
+  } else {
+    HintLists lists = FilterProvidersHints(providers_hints);
+    if (single) lists = FilterSingleNumaHints(lists);
+    HintMerger merger(&numa_info, std::move(lists), policy_name, opts);
+    hint = mode == MergeMode::kExhaustive ? merger.MergeExhaustive() : merger.Merge();
+  }
   if (single && hint.affinity.has_value() &&
       hint.affinity->IsEqual(numa_info.DefaultAffinityMask())) {
     hint.affinity = std::nullopt;
@@ -443,12 +821,17 @@ MergeResult MergeWith(const std::string& policy_name, const NUMAInfo& numa_info,
 
 MergeResult MergeExhaustive(const std::string& policy_name, const NUMAInfo& numa_info,
                             const PolicyOptions& opts, const ProvidersHints& providers_hints) {
-  return MergeWith(policy_name, numa_info, opts, providers_hints, /*exhaustive=*/true);
+  return MergeWith(policy_name, numa_info, opts, providers_hints, MergeMode::kExhaustive);
+}
+
+MergeResult MergeEnumerated(const std::string& policy_name, const NUMAInfo& numa_info,
+                            const PolicyOptions& opts, const ProvidersHints& providers_hints) {
+  return MergeWith(policy_name, numa_info, opts, providers_hints, MergeMode::kEnumerated);
 }
 
 MergeResult MergeFast(const std::string& policy_name, const NUMAInfo& numa_info,
                       const PolicyOptions& opts, const ProvidersHints& providers_hints) {
-  return MergeWith(policy_name, numa_info, opts, providers_hints, /*exhaustive=*/false);
+  return MergeWith(policy_name, numa_info, opts, providers_hints, MergeMode::kFast);
 }
 
 }  // namespace internal

@@ -25,6 +25,10 @@
 // |set| <= min(2^N, product of the list sizes so far), so never more than the kubelet's walk,
 // and tens of microseconds for the kubelet-perf inputs (bench/topology_merge_benchmark.cc).
 // internal::HintMerger::MergeExhaustive keeps the kubelet's walk as a reference for tests.
+// When a provider's lists are HintSets by structure (the CPU, memory and device managers'),
+// the merge never lists them: it searches the candidate masks in the order in which the
+// kubelet's fold would keep them and stops at the first one some permutation produces
+// (policy.cc, "Structured merge"); internal::MergeEnumerated is its oracle.
 //
 // Example:
 //   absl::StatusOr<std::unique_ptr<Policy>> policy =
@@ -42,6 +46,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "topologymanager/hint_set.h"
 #include "topologymanager/numa_info.h"
 #include "topologymanager/policy_options.h"
 #include "topologymanager/topology_hint.h"
@@ -53,8 +58,9 @@ inline constexpr char kPolicyBestEffort[] = "best-effort";
 inline constexpr char kPolicyRestricted[] = "restricted";
 inline constexpr char kPolicySingleNumaNode[] = "single-numa-node";
 
-// One resource's hints: nullopt = nil list (no preference), {} = no possible hint.
-using HintList = std::optional<std::vector<TopologyHint>>;
+// One resource's hints: nullopt = nil list (no preference), an empty set = no possible hint.
+// A HintSet is either a plain list or the structure of the provider's 2^N masks (hint_set.h).
+using HintList = std::optional<HintSet>;
 // One provider's answer: nullopt = nil map. Resources are walked in name order.
 using ProviderHints = std::optional<std::map<std::string, HintList>>;
 // Every provider's answer, in provider (registration) order.

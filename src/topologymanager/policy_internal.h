@@ -24,7 +24,8 @@ namespace podtopo::topologymanager::internal {
 
 using HintLists = std::vector<std::vector<TopologyHint>>;
 
-// filterProvidersHints: one list per (provider, resource). A nil or empty provider map gives
+// filterProvidersHints: one list per (provider, resource); HintSets by structure are
+// enumerated (HintSet::Enumerate, exponential: the oracle's path). A nil or empty provider map gives
 // [{nil, true}]; a nil resource list [{nil, true}]; an empty one [{nil, false}]. Resources in
 // name order.
 HintLists FilterProvidersHints(const ProvidersHints& providers_hints);
@@ -97,7 +98,12 @@ class HintMerger {
 // Policy merge with the kubelet's exhaustive walk (reference for tests and benchmarks).
 MergeResult MergeExhaustive(const std::string& policy_name, const NUMAInfo& numa_info,
                             const PolicyOptions& opts, const ProvidersHints& providers_hints);
-// Policy merge with the fast algorithm (what Policy::Merge runs).
+// Policy merge with every HintSet enumerated, then the fast list merge (the oracle for the
+// structured merge where the kubelet's walk is too slow).
+MergeResult MergeEnumerated(const std::string& policy_name, const NUMAInfo& numa_info,
+                            const PolicyOptions& opts, const ProvidersHints& providers_hints);
+// Policy merge with the fast algorithm (what Policy::Merge runs): the list merge when every
+// list is a plain list, else the structured merge.
 MergeResult MergeFast(const std::string& policy_name, const NUMAInfo& numa_info,
                       const PolicyOptions& opts, const ProvidersHints& providers_hints);
 
