@@ -26,14 +26,13 @@ namespace {
 
 constexpr char kRejectedPrefix[] = "Pod was rejected: ";
 
-ProviderHints FromMap(const std::map<std::string, std::vector<TopologyHint>>& m) {
+ProviderHints FromMap(const std::map<std::string, topologymanager::HintSet>& m) {
   std::map<std::string, HintList> out;
   for (const auto& [res, hints] : m) out[res] = hints;
   return out;
 }
 
-ProviderHints FromOptionalMap(
-    const std::optional<std::map<std::string, std::vector<TopologyHint>>>& m) {
+ProviderHints FromOptionalMap(const std::optional<std::map<std::string, topologymanager::HintSet>>& m) {
   if (!m.has_value()) return std::nullopt;
   return FromMap(*m);
 }
@@ -155,12 +154,12 @@ class CpuProvider : public topologymanager::HintProvider {
  public:
   explicit CpuProvider(Node::Impl& m) : m_(m) {}
   ProviderHints GetTopologyHints(const Pod& pod, const Container& c, Operation) override {
-    ProviderHints h = FromMap(m_.cpu->GetTopologyHints(m_.cpu_state, pod, c));
+    ProviderHints h = FromMap(m_.cpu->GetTopologyHintSets(m_.cpu_state, pod, c));
     m_.RecordHints("cpu", h);
     return h;
   }
   ProviderHints GetPodTopologyHints(const Pod& pod, Operation) override {
-    ProviderHints h = FromMap(m_.cpu->GetPodTopologyHints(m_.cpu_state, pod));
+    ProviderHints h = FromMap(m_.cpu->GetPodTopologyHintSets(m_.cpu_state, pod));
     m_.RecordHints("cpu", h);
     return h;
   }
@@ -183,12 +182,12 @@ class MemoryProvider : public topologymanager::HintProvider {
  public:
   explicit MemoryProvider(Node::Impl& m) : m_(m) {}
   ProviderHints GetTopologyHints(const Pod& pod, const Container& c, Operation) override {
-    ProviderHints h = FromOptionalMap(m_.memory->GetTopologyHints(m_.memory_state, pod, c));
+    ProviderHints h = FromOptionalMap(m_.memory->GetTopologyHintSets(m_.memory_state, pod, c));
     m_.RecordHints("memory", h);
     return h;
   }
   ProviderHints GetPodTopologyHints(const Pod& pod, Operation) override {
-    ProviderHints h = FromOptionalMap(m_.memory->GetPodTopologyHints(m_.memory_state, pod));
+    ProviderHints h = FromOptionalMap(m_.memory->GetPodTopologyHintSets(m_.memory_state, pod));
     m_.RecordHints("memory", h);
     return h;
   }
@@ -276,6 +275,7 @@ absl::Status Node::Impl::Init() {
           fmt::format("cpuManagerPolicy: new static policy error: {}", p.status().message()));
     }
     cpu = std::move(*p);
+    cpu->set_exhaustive_hints(options.exhaustive_hints);
   }
 
   // Memory Manager.
@@ -299,9 +299,11 @@ absl::Status Node::Impl::Init() {
           fmt::format("memoryManagerPolicy: {}", p.status().message()));
     }
     memory.emplace(std::move(*p));
+    memory->set_exhaustive_hints(options.exhaustive_hints);
   }
 
   devices = devicemanager::DeviceManager(topology.devices, numa_ids);
+  devices.set_exhaustive_hints(options.exhaustive_hints);
   providers.push_back(std::make_unique<DeviceProvider>(*this));
   if (cpu != nullptr) providers.push_back(std::make_unique<CpuProvider>(*this));
   if (memory.has_value()) providers.push_back(std::make_unique<MemoryProvider>(*this));

@@ -85,6 +85,10 @@ class Node {
     std::string state_dir;
     // Reads the state dir but never writes it (`podtopo explain`: what admit WOULD do).
     bool read_only = false;
+    // Test oracle: every hint provider walks all 2^N NUMA masks as the kubelet does instead of
+    // describing its hints by structure (topologymanager/hint_set.h). Exponential in the NUMA
+    // nodes; the answers must be the same.
+    bool exhaustive_hints = false;
   };
 
   // Builds the managers from the kubelet configuration (validated here as the kubelet does at

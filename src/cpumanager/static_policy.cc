@@ -573,20 +573,20 @@ std::vector<TopologyHint> StaticPolicy::GenerateCpuTopologyHints(const CpuSet& a
   return hints;
 }
 
-TopologyHintMap StaticPolicy::GetTopologyHints(const CpuState& state, const Pod& pod,
-                                               const Container& container) const {
+HintSetMap StaticPolicy::GetTopologyHintSets(const CpuState& state, const Pod& pod,
+                                             const Container& container) const {
   int requested = GuaranteedCpus(pod, container);
   if (requested == 0) return {};
   if (SkipsPodLevelPod(pod)) return {};
   if (std::optional<CpuSet> allocated = state.GetCpuSet(pod.uid, container.name)) {
     if (allocated->Size() != requested) return {{kResourceCpu, {}}};
-    return {{kResourceCpu, GenerateCpuTopologyHints(*allocated, CpuSet(), requested)}};
+    return {{kResourceCpu, CpuHintSet(*allocated, CpuSet(), requested)}};
   }
   return {{kResourceCpu,
-           GenerateCpuTopologyHints(GetAvailableCpus(state), CpusToReuse(pod.uid), requested)}};
+           CpuHintSet(GetAvailableCpus(state), CpusToReuse(pod.uid), requested)}};
 }
 
-TopologyHintMap StaticPolicy::GetPodTopologyHints(const CpuState& state, const Pod& pod) const {
+HintSetMap StaticPolicy::GetPodTopologyHintSets(const CpuState& state, const Pod& pod) const {
   int requested = PodGuaranteedCpus(pod);
   if (requested == 0) return {};
   if (SkipsPodLevelPod(pod)) return {};
@@ -596,10 +596,10 @@ TopologyHintMap StaticPolicy::GetPodTopologyHints(const CpuState& state, const P
     // per-container check below would wrongly reject its pod-shared-pool containers).
     if (std::optional<CpuSet> bubble = state.GetPodCpuSet(pod.uid)) {
       if (bubble->Size() != requested) return {{kResourceCpu, {}}};
-      return {{kResourceCpu, GenerateCpuTopologyHints(*bubble, CpuSet(), requested)}};
+      return {{kResourceCpu, CpuHintSet(*bubble, CpuSet(), requested)}};
     }
     return {{kResourceCpu,
-             GenerateCpuTopologyHints(GetAvailableCpus(state), CpusToReuse(pod.uid), requested)}};
+             CpuHintSet(GetAvailableCpus(state), CpusToReuse(pod.uid), requested)}};
   }
 
   CpuSet assigned;
@@ -611,10 +611,97 @@ TopologyHintMap StaticPolicy::GetPodTopologyHints(const CpuState& state, const P
     }
   }
   if (assigned.Size() == requested) {
-    return {{kResourceCpu, GenerateCpuTopologyHints(assigned, CpuSet(), requested)}};
+    return {{kResourceCpu, CpuHintSet(assigned, CpuSet(), requested)}};
   }
   CpuSet reusable = CpusToReuse(pod.uid).Union(assigned);
-  return {{kResourceCpu, GenerateCpuTopologyHints(GetAvailableCpus(state), reusable, requested)}};
+  return {{kResourceCpu, CpuHintSet(GetAvailableCpus(state), reusable, requested)}};
+}
+
+namespace {
+
+TopologyHintMap Enumerated(const HintSetMap& sets) {
+  TopologyHintMap out;
+  for (const auto& [resource, set] : sets) out[resource] = set.Enumerate();
+  return out;
+}
+
+}  // namespace
+
+TopologyHintMap StaticPolicy::GetTopologyHints(const CpuState& state, const Pod& pod,
+                                               const Container& container) const {
+  return Enumerated(GetTopologyHintSets(state, pod, container));
+}
+
+TopologyHintMap StaticPolicy::GetPodTopologyHints(const CpuState& state, const Pod& pod) const {
+  return Enumerated(GetPodTopologyHintSets(state, pod));
+}
+
+topologymanager::HintSet StaticPolicy::CpuHintSet(const CpuSet& available, const CpuSet& reusable,
+                                                  int request) const {
+  using topologymanager::CoverRule;
+  using topologymanager::MaskFamily;
+  using topologymanager::PreferenceRule;
+  if (exhaustive_hints_) return GenerateCpuTopologyHints(available, reusable, request);
+  std::vector<int> numa_nodes = topology_.NumaNodes();
+  uint64_t nodes = 0;
+  for (int numa : numa_nodes) {
+    // NUMA ids beyond 63 cannot form a mask; the kubelet's walk then yields no hint.
+    if (numa < 0 || numa > 63) return topologymanager::HintSet();
+    nodes |= uint64_t{1} << numa;
+  }
+  auto numa_of = [&](int cpu) {
+    const CpuInfo* info = topology_.Info(cpu);
+    return info == nullptr ? 0 : info->numa;  // an unknown CPU reads as NUMA 0 (Go map)
+  };
+  // minAffinitySize: the fewest NUMA nodes whose CPUs could hold the request at all.
+  CoverRule capacity;
+  capacity.need = request < 0 ? 0 : static_cast<uint64_t>(request);
+  for (int numa : numa_nodes) {
+    capacity.weight[numa] = static_cast<uint64_t>(topology_.CpusInNumas({numa}).Size());
+  }
+  PreferenceRule preference;
+  preference.count = MaskFamily{nodes, 0, 1, {capacity}}.MinCount().value_or(
+      static_cast<int>(numa_nodes.size()));
+  if (options_.align_by_socket && topology_.num_sockets > 0) {
+    int per_socket = topology_.num_numa_nodes / topology_.num_sockets;
+    if (per_socket > 0) {
+      preference.sockets = (preference.count + per_socket - 1) / per_socket;
+      std::vector<int> sockets = topology_.Sockets();
+      preference.node_sockets.assign(64, {});
+      for (int numa : numa_nodes) {
+        auto& words = preference.node_sockets[numa];
+        words.assign((sockets.size() + 63) / 64, 0);
+        for (int socket : topology_.SocketsOf(topology_.CpusInNumas({numa}))) {
+          size_t index = static_cast<size_t>(
+              std::lower_bound(sockets.begin(), sockets.end(), socket) - sockets.begin());
+          words[index / 64] |= uint64_t{1} << (index % 64);
+        }
+      }
+    }
+  }
+  // The mask must hold every reusable CPU and, with them, the request.
+  MaskFamily family;
+  family.domain = nodes;
+  bool reusable_outside = false;
+  reusable.ForEach([&](int cpu) {
+    int numa = numa_of(cpu);
+    if (numa < 0 || numa > 63 || !((nodes >> numa) & 1)) {
+      reusable_outside = true;
+    } else {
+      family.required |= uint64_t{1} << numa;
+    }
+  });
+  CoverRule free;
+  const int64_t missing = int64_t{request} - reusable.Size();
+  free.need = missing > 0 ? static_cast<uint64_t>(missing) : 0;
+  available.ForEach([&](int cpu) {
+    int numa = numa_of(cpu);
+    if (numa >= 0 && numa < 64) ++free.weight[numa];
+  });
+  family.rules.push_back(free);
+  std::optional<MaskFamily> members;
+  if (!reusable_outside) members = std::move(family);
+  return topologymanager::HintSet::FromMasks(nodes, std::move(members), {}, std::move(preference));
 }
 
 // ---- isolation and classification ----

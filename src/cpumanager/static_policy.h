@@ -50,6 +50,7 @@
 #include "cpuset/cpuset.h"
 #include "topology/cpu_topology.h"
 #include "topologymanager/bitmask.h"
+#include "topologymanager/hint_set.h"
 #include "topologymanager/topology_hint.h"
 
 namespace podtopo::cpumanager {
@@ -118,6 +119,8 @@ const char* ContainerAssignmentName(ContainerAssignment assignment);
 // Resource name -> hints, as a hint provider returns them. An empty map is the kubelet's nil
 // map (no preference); {"cpu": {}} is a preference that cannot be satisfied.
 using TopologyHintMap = std::map<std::string, std::vector<topologymanager::TopologyHint>>;
+// The same hints by structure (topologymanager/hint_set.h): what the Topology Manager merges.
+using HintSetMap = std::map<std::string, topologymanager::HintSet>;
 
 class StaticPolicy {
  public:
@@ -154,11 +157,23 @@ class StaticPolicy {
   absl::Status RemoveContainer(CpuState& state, const std::string& pod_uid,
                                const std::string& container_name);
 
-  // Hint providers (§4.2, §4.3, kep5526 §3.3).
+  // Hint providers (§4.2, §4.3, kep5526 §3.3), by structure: no 2^N walk.
+  HintSetMap GetTopologyHintSets(const CpuState& state, const Pod& pod,
+                                 const Container& container) const;
+  HintSetMap GetPodTopologyHintSets(const CpuState& state, const Pod& pod) const;
+  // The same as lists (HintSet::Enumerate: exponential in the NUMA nodes; tests, small N).
   TopologyHintMap GetTopologyHints(const CpuState& state, const Pod& pod,
                                    const Container& container) const;
   TopologyHintMap GetPodTopologyHints(const CpuState& state, const Pod& pod) const;
-  // generateCPUTopologyHints: every NUMA mask holding reusable ∪ enough available CPUs.
+  // generateCPUTopologyHints by structure: the masks holding the reusable CPUs' NUMA nodes and
+  // enough available CPUs; preferred the narrowest that could hold the request on this node
+  // (or, with align-by-socket, those on the fewest sockets).
+  topologymanager::HintSet CpuHintSet(const CpuSet& available, const CpuSet& reusable,
+                                      int request) const;
+  // Test oracle: CpuHintSet returns GenerateCpuTopologyHints' list instead of the structure.
+  void set_exhaustive_hints(bool on) { exhaustive_hints_ = on; }
+  // generateCPUTopologyHints as the kubelet runs it: every NUMA mask walked (IterateBitMasks).
+  // The oracle of CpuHintSet; exponential in the NUMA nodes.
   std::vector<topologymanager::TopologyHint> GenerateCpuTopologyHints(const CpuSet& available,
                                                                       const CpuSet& reusable,
                                                                       int request) const;
@@ -230,6 +245,7 @@ class StaticPolicy {
   StaticPolicyGates gates_;
   const AffinityStore* affinity_;  // not owned; may be null
   int cpu_group_size_ = 0;
+  bool exhaustive_hints_ = false;
   CpuSet reserved_;
   CpuSet reserved_physical_;
   std::map<std::string, CpuSet> cpus_to_reuse_;

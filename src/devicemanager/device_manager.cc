@@ -70,7 +70,57 @@ std::set<std::string> DeviceManager::Available(const std::string& resource) cons
   return out;
 }
 
-std::vector<TopologyHint> DeviceManager::GenerateHints(const std::string& resource,
+topologymanager::HintSet DeviceManager::GenerateHints(const std::string& resource,
+                                                     const std::set<std::string>& available,
+                                                     const std::set<std::string>& reusable,
+                                                     int request) const {
+  using topologymanager::CoverRule;
+  using topologymanager::MaskFamily;
+  if (exhaustive_hints_) return GenerateHintsExhaustive(resource, available, reusable, request);
+  uint64_t nodes = 0;
+  for (int numa : numa_nodes_) {
+    if (numa < 0 || numa > 63) return topologymanager::HintSet();  // no mask at all
+    nodes |= uint64_t{1} << numa;
+  }
+  auto on_node = [&](int numa) { return numa >= 0 && numa < 64 && ((nodes >> numa) & 1); };
+  // minAffinitySize: the fewest NUMA nodes whose devices could hold the request.
+  CoverRule capacity;
+  capacity.need = request < 0 ? 0 : static_cast<uint64_t>(request);
+  for (const auto& d : devices_.at(resource)) {
+    if (on_node(d.numa)) ++capacity.weight[d.numa];
+  }
+  topologymanager::PreferenceRule preference;
+  preference.count = MaskFamily{nodes, 0, 1, {capacity}}.MinCount().value_or(
+      static_cast<int>(numa_nodes_.size()));
+  // The mask holds every reusable device with a NUMA node, and with them the request.
+  MaskFamily family;
+  family.domain = nodes;
+  int reusable_on_numa = 0;
+  bool reusable_outside = false;
+  for (const auto& id : reusable) {
+    int numa = DeviceNuma(resource, id);
+    if (numa < 0) continue;  // no topology: skipped
+    ++reusable_on_numa;
+    if (on_node(numa)) {
+      family.required |= uint64_t{1} << numa;
+    } else {
+      reusable_outside = true;
+    }
+  }
+  CoverRule free;
+  const int64_t missing = int64_t{request} - reusable_on_numa;
+  free.need = missing > 0 ? static_cast<uint64_t>(missing) : 0;
+  for (const auto& id : available) {
+    int numa = DeviceNuma(resource, id);
+    if (on_node(numa)) ++free.weight[numa];
+  }
+  family.rules.push_back(free);
+  std::optional<MaskFamily> members;
+  if (!reusable_outside) members = std::move(family);
+  return topologymanager::HintSet::FromMasks(nodes, std::move(members), {}, std::move(preference));
+}
+
+std::vector<TopologyHint> DeviceManager::GenerateHintsExhaustive(const std::string& resource,
                                                        const std::set<std::string>& available,
                                                        const std::set<std::string>& reusable,
                                                        int request) const {

@@ -77,6 +77,16 @@ class DeviceManager {
   // Devices currently in use, by resource.
   std::map<std::string, std::set<std::string>> AllocatedDevices() const;
 
+  // generateDeviceTopologyHints as the kubelet runs it (every mask walked): the oracle of the
+  // structured hints, exponential in the NUMA nodes. `available` and `reusable` as HintsFor
+  // computes them for `pod` (container scope when `container_name` is given).
+  std::vector<topologymanager::TopologyHint> GenerateHintsExhaustive(
+      const std::string& resource, const std::set<std::string>& available,
+      const std::set<std::string>& reusable, int request) const;
+
+  // Test oracle: hints from GenerateHintsExhaustive instead of the structure.
+  void set_exhaustive_hints(bool on) { exhaustive_hints_ = on; }
+
   // Restores an allocation read from podtopo's state record (no checks beyond existence).
   absl::Status Restore(const std::string& pod_uid, const std::string& container_name,
                        const ResourceDevices& devices);
@@ -89,16 +99,19 @@ class DeviceManager {
 
   bool HasTopologyAlignment(const std::string& resource) const;
   std::set<std::string> Available(const std::string& resource) const;
-  std::vector<topologymanager::TopologyHint> GenerateHints(const std::string& resource,
-                                                           const std::set<std::string>& available,
-                                                           const std::set<std::string>& reusable,
-                                                           int request) const;
+  // The hints of one resource by structure: masks holding every reusable device's NUMA node and
+  // enough devices; preferred the narrowest that could hold the request on this node.
+  topologymanager::HintSet GenerateHints(const std::string& resource,
+                                         const std::set<std::string>& available,
+                                         const std::set<std::string>& reusable,
+                                         int request) const;
   HintMap HintsFor(const Pod& pod, const std::map<std::string, int>& requests,
                    const std::string* container_name) const;
 
   std::vector<Device> all_;
   std::map<std::string, std::vector<DeviceInfo>> devices_;  // resource -> devices by id
   std::vector<int> numa_nodes_;
+  bool exhaustive_hints_ = false;
   // pod uid -> container -> resource -> ids
   std::map<std::string, std::map<std::string, std::map<std::string, std::set<std::string>>>>
       pod_devices_;

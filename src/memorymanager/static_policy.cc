@@ -100,9 +100,9 @@ bool IsRegularInitContainer(const Pod& pod, const Container& container) {
 
 // regenerateHints: one preferred hint per type from already-assigned blocks; nullopt when the
 // blocks do not match `req` exactly.
-std::optional<HintMap> RegenerateHints(const std::vector<Block>& blocks,
-                                       const RequestedResources& req) {
-  HintMap hints;
+std::optional<HintSetMap> RegenerateHints(const std::vector<Block>& blocks,
+                                          const RequestedResources& req) {
+  std::map<std::string, std::vector<TopologyHint>> hints;
   for (const auto& [type, size] : req) hints[type];
   if (blocks.size() != req.size()) return std::nullopt;
   for (const Block& b : blocks) {
@@ -113,7 +113,9 @@ std::optional<HintMap> RegenerateHints(const std::vector<Block>& blocks,
     if (!mask.ok()) return std::nullopt;
     hints[b.type].push_back(TopologyHint{*mask, true});
   }
-  return hints;
+  HintSetMap out;
+  for (auto& [type, list] : hints) out[type] = std::move(list);
+  return out;
 }
 
 }  // namespace
@@ -341,46 +343,57 @@ uint64_t StaticPolicy::PodReusableMemory(const Pod& pod, BitMask mask,
   return t == m->second.end() ? 0 : t->second;
 }
 
-HintMap StaticPolicy::CalculateHints(const NumaNodeMap& ms, const Pod& pod,
-                                     const RequestedResources& req) const {
+bool StaticPolicy::MaskQualifies(const NumaNodeMap& ms, const Pod& pod,
+                                 const RequestedResources& req, BitMask mask,
+                                 bool* covers_allocatable) const {
+  std::vector<int> bits = mask.GetBits();
+  bool single = bits.size() == 1;
+  if (covers_allocatable != nullptr) *covers_allocatable = false;
+
+  // Enough allocatable memory of every type in the mask.
+  for (const auto& [type, size] : req) {
+    uint64_t allocatable = 0;
+    for (int node : bits) allocatable += AllocatableOf(ms, node, type);
+    if (allocatable < size) return false;
+  }
+  // (The smallest mask that could ever satisfy the request is counted here.)
+  if (covers_allocatable != nullptr) *covers_allocatable = true;
+
+  // A node grouped with others cannot serve a single-NUMA allocation.
+  if (single) {
+    const NumaNodeState* ns = Node(ms, bits[0]);
+    if (ns != nullptr && ns->cells.size() > 1) return false;
+  }
+  // A used node can join a multi-NUMA mask only with its exact group.
+  if (!single) {
+    for (int node : bits) {
+      const NumaNodeState* ns = Node(ms, node);
+      if (ns == nullptr || ns->number_of_assignments <= 0) continue;
+      if (ns->cells.size() == 1) return false;
+      if (!AreGroupsEqual(ns->cells, bits)) return false;
+    }
+  }
+  // Enough free memory (plus this pod's reusable init-container memory).
+  for (const auto& [type, size] : req) {
+    uint64_t free = 0;
+    for (int node : bits) free += FreeOf(ms, node, type);
+    if (free + PodReusableMemory(pod, mask, type) < size) return false;
+  }
+  return true;
+}
+
+HintMap StaticPolicy::CalculateHintsExhaustive(const NumaNodeMap& ms, const Pod& pod,
+                                               const RequestedResources& req) const {
   std::vector<int> nodes;
   for (const auto& [id, state] : ms) nodes.push_back(id);  // sorted: std::map
   int min_affinity_size = static_cast<int>(nodes.size());
 
   HintMap hints;
   absl::Status iterated = topologymanager::IterateBitMasks(nodes, [&](BitMask mask) {
-    std::vector<int> bits = mask.GetBits();
-    bool single = bits.size() == 1;
-
-    // Enough allocatable memory of every type in the mask.
-    for (const auto& [type, size] : req) {
-      uint64_t allocatable = 0;
-      for (int node : bits) allocatable += AllocatableOf(ms, node, type);
-      if (allocatable < size) return;
-    }
-    // The smallest mask that could ever satisfy the request (before the group checks).
-    min_affinity_size = std::min(min_affinity_size, mask.Count());
-
-    // A node grouped with others cannot serve a single-NUMA allocation.
-    if (single) {
-      const NumaNodeState* ns = Node(ms, bits[0]);
-      if (ns != nullptr && ns->cells.size() > 1) return;
-    }
-    // A used node can join a multi-NUMA mask only with its exact group.
-    if (!single) {
-      for (int node : bits) {
-        const NumaNodeState* ns = Node(ms, node);
-        if (ns == nullptr || ns->number_of_assignments <= 0) continue;
-        if (ns->cells.size() == 1) return;
-        if (!AreGroupsEqual(ns->cells, bits)) return;
-      }
-    }
-    // Enough free memory (plus this pod's reusable init-container memory).
-    for (const auto& [type, size] : req) {
-      uint64_t free = 0;
-      for (int node : bits) free += FreeOf(ms, node, type);
-      if (free + PodReusableMemory(pod, mask, type) < size) return;
-    }
+    bool covers = false;
+    bool qualifies = MaskQualifies(ms, pod, req, mask, &covers);
+    if (covers) min_affinity_size = std::min(min_affinity_size, mask.Count());
+    if (!qualifies) return;
     for (const auto& [type, size] : req) hints[type].push_back(TopologyHint{mask, false});
   });
   (void)iterated;  // node ids come from the machine state; out-of-range ids just give no masks
@@ -389,6 +402,79 @@ HintMap StaticPolicy::CalculateHints(const NumaNodeMap& ms, const Pod& pod,
     for (TopologyHint& hint : list) hint.preferred = hint.affinity->Count() == min_affinity_size;
   }
   return hints;
+}
+
+// calculateHints by structure. The qualifying masks are (MaskQualifies):
+//   - masks of >= 2 nodes none of which holds memory yet, with enough allocatable and free
+//     memory of every type: an upward-closed family;
+//   - single nodes, the multi-NUMA groups of used nodes, and masks with reusable
+//     init-container memory: tested one by one (extra masks).
+// A used node can only be part of its exact group, so no other mask qualifies.
+HintSetMap StaticPolicy::CalculateHints(const NumaNodeMap& ms, const Pod& pod,
+                                        const RequestedResources& req) const {
+  using topologymanager::CoverRule;
+  using topologymanager::HintSet;
+  using topologymanager::MaskFamily;
+  if (exhaustive_hints_) {
+    HintSetMap out;
+    for (auto& [type, list] : CalculateHintsExhaustive(ms, pod, req)) out[type] = std::move(list);
+    return out;
+  }
+  uint64_t nodes = 0, used = 0;
+  for (const auto& [id, state] : ms) {
+    if (id < 0 || id > 63) return {};  // the kubelet's walk yields no mask
+    nodes |= uint64_t{1} << id;
+    if (state.number_of_assignments > 0) used |= uint64_t{1} << id;
+  }
+  std::vector<CoverRule> allocatable, free;
+  for (const auto& [type, size] : req) {
+    CoverRule a, f;
+    a.need = f.need = size;
+    for (const auto& [id, state] : ms) {
+      a.weight[id] = AllocatableOf(ms, id, type);
+      f.weight[id] = FreeOf(ms, id, type);
+    }
+    allocatable.push_back(a);
+    free.push_back(f);
+  }
+  topologymanager::PreferenceRule preference;
+  preference.count = MaskFamily{nodes, 0, 1, allocatable}.MinCount().value_or(
+      static_cast<int>(ms.size()));
+  MaskFamily family;
+  family.domain = nodes & ~used;
+  family.min_count = 2;
+  family.rules = allocatable;
+  family.rules.insert(family.rules.end(), free.begin(), free.end());
+
+  std::vector<uint64_t> candidates;
+  for (const auto& [id, state] : ms) {
+    candidates.push_back(uint64_t{1} << id);
+    if (state.number_of_assignments > 0 && state.cells.size() > 1) {
+      absl::StatusOr<BitMask> group = topologymanager::NewBitMask(state.cells);
+      if (group.ok()) candidates.push_back(group->value());
+    }
+  }
+  if (auto p = init_containers_reusable_memory_.find(pod.uid);
+      p != init_containers_reusable_memory_.end()) {
+    for (const auto& [key, types] : p->second) {
+      // Keys are BitMask::String(): the mask in binary.
+      uint64_t m = 0;
+      for (char ch : key) m = (m << 1) | (ch == '1' ? 1 : 0);
+      candidates.push_back(m);
+    }
+  }
+  std::vector<uint64_t> extra;
+  for (uint64_t m : candidates) {
+    if ((m & ~nodes) == 0 && m != 0 &&
+        MaskQualifies(ms, pod, req, BitMask::FromUint64(m), nullptr)) {
+      extra.push_back(m);
+    }
+  }
+  HintSet set = HintSet::FromMasks(nodes, std::move(family), std::move(extra), preference);
+  if (set.empty()) return {};  // no type gets a list: the kubelet's empty map
+  HintSetMap out;
+  for (const auto& [type, size] : req) out[type] = set;
+  return out;
 }
 
 absl::Status StaticPolicy::ValidatePodScopeResources(const Pod& pod) const {
@@ -458,42 +544,40 @@ absl::StatusOr<TopologyHint> StaticPolicy::BestHint(const NumaNodeMap& ms, const
                                                     TopologyHint hint) const {
   TopologyHint best = hint;
   // A nil affinity from the Topology Manager: compute the default the same way it would.
+  // findBestHint over the "memory" hints (HintSet::Best: no 2^N walk).
   if (!hint.affinity.has_value()) {
-    HintMap hints = CalculateHints(ms, pod, req);
+    HintSetMap hints = CalculateHints(ms, pod, req);
     auto memory = hints.find(kMemory);
+    std::optional<TopologyHint> def;
+    if (memory != hints.end()) def = memory->second.Best(0);
     // Without a "memory" list the kubelet would go on with a nil mask and panic; podtopo
     // reports that no default affinity exists.
-    if (hints.empty() || memory == hints.end() || memory->second.empty()) {
+    if (!def.has_value()) {
       return MemoryError(
           "failed to get the default NUMA affinity, no NUMA nodes with enough memory is "
           "available");
     }
-    TopologyHint def = FindBestHint(memory->second);
-    if (!def.preferred && hint.preferred) {
+    if (!def->preferred && hint.preferred) {
       return MemoryError("failed to find the default preferred hint");
     }
-    best = def;
+    best = *def;
   }
 
   // The merged hint may be narrower than what the request needs (restricted policy ANDs
   // masks); extend it to the best calculated hint that contains it.
   if (!IsAffinitySatisfyRequest(ms, *best.affinity, req)) {
-    HintMap hints = CalculateHints(ms, pod, req);
-    std::vector<TopologyHint> filtered;
-    std::vector<int> current = best.affinity->GetBits();
+    HintSetMap hints = CalculateHints(ms, pod, req);
+    std::optional<TopologyHint> extended;
     if (auto memory = hints.find(kMemory); memory != hints.end()) {
-      for (const TopologyHint& h : memory->second) {
-        if (IsHintInGroup(current, h.affinity->GetBits())) filtered.push_back(h);
-      }
+      extended = memory->second.Best(best.affinity->value());
     }
-    if (filtered.empty()) {
+    if (!extended.has_value()) {
       return MemoryError("failed to find NUMA nodes to extend the current topology hint");
     }
-    TopologyHint extended = FindBestHint(filtered);
-    if (!extended.preferred && best.preferred) {
+    if (!extended->preferred && best.preferred) {
       return MemoryError("failed to find the extended preferred hint");
     }
-    best = extended;
+    best = *extended;
   }
 
   // A NUMA node cannot take both single- and cross-NUMA allocations.
@@ -728,8 +812,30 @@ void StaticPolicy::RemoveContainer(MemoryState& state, const std::string& pod_ui
   ReleaseMemory(state.machine_state, blocks);
 }
 
+namespace {
+
+std::optional<HintMap> Enumerated(const std::optional<HintSetMap>& sets) {
+  if (!sets.has_value()) return std::nullopt;
+  HintMap out;
+  for (const auto& [type, set] : *sets) out[type] = set.Enumerate();
+  return out;
+}
+
+}  // namespace
+
 std::optional<HintMap> StaticPolicy::GetTopologyHints(const MemoryState& state, const Pod& pod,
                                                       const Container& container) const {
+  return Enumerated(GetTopologyHintSets(state, pod, container));
+}
+
+std::optional<HintMap> StaticPolicy::GetPodTopologyHints(const MemoryState& state,
+                                                         const Pod& pod) const {
+  return Enumerated(GetPodTopologyHintSets(state, pod));
+}
+
+std::optional<HintSetMap> StaticPolicy::GetTopologyHintSets(const MemoryState& state,
+                                                            const Pod& pod,
+                                                            const Container& container) const {
   if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return std::nullopt;
   absl::StatusOr<RequestedResources> req = ContainerRequestedResources(pod, container);
   if (!req.ok()) return std::nullopt;
@@ -741,15 +847,15 @@ std::optional<HintMap> StaticPolicy::GetTopologyHints(const MemoryState& state, 
   return CalculateHints(state.machine_state, pod, *req);
 }
 
-std::optional<HintMap> StaticPolicy::GetPodTopologyHints(const MemoryState& state,
-                                                         const Pod& pod) const {
+std::optional<HintSetMap> StaticPolicy::GetPodTopologyHintSets(const MemoryState& state,
+                                                               const Pod& pod) const {
   if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return std::nullopt;
   absl::StatusOr<RequestedResources> req = PodRequestedResources(pod);
   if (!req.ok()) return std::nullopt;
   if (PodLevelSkipped(pod)) return std::nullopt;
   bool pod_level = gates_.pod_level_resource_managers && pod.HasPodLevelResources();
   if (pod_level && !ValidatePodScopeResources(pod).ok()) {
-    HintMap none;
+    HintSetMap none;
     for (const auto& [type, size] : *req) none[type];  // empty list: no possible placement
     return none;
   }

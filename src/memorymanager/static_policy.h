@@ -53,6 +53,7 @@
 #include "api/pod.h"
 #include "memorymanager/memory_state.h"
 #include "topologymanager/bitmask.h"
+#include "topologymanager/hint_set.h"
 #include "topologymanager/topology_hint.h"
 
 namespace podtopo::memorymanager {
@@ -63,6 +64,8 @@ using topologymanager::TopologyHint;
 // Resource name -> hints. The kubelet's nil map ("no preference") is std::nullopt; an empty map
 // or an empty list mean what they mean to the Topology Manager (spec §A.6 step 1).
 using HintMap = std::map<std::string, std::vector<TopologyHint>>;
+// The same by structure (topologymanager/hint_set.h): what the Topology Manager merges.
+using HintSetMap = std::map<std::string, topologymanager::HintSet>;
 
 // Memory type -> bytes (the kubelet's map[v1.ResourceName]uint64).
 using RequestedResources = std::map<std::string, uint64_t>;
@@ -115,11 +118,20 @@ class StaticPolicy {
   // preferred hint per type; otherwise calculateHints (possibly an empty map).
   std::optional<HintMap> GetTopologyHints(const MemoryState& state, const Pod& pod,
                                           const Container& container) const;
+  // The same hints by structure (no 2^N walk); GetTopologyHints is their Enumerate().
+  std::optional<HintSetMap> GetTopologyHintSets(const MemoryState& state, const Pod& pod,
+                                                const Container& container) const;
 
   // GetPodTopologyHints (pod scope): hints for the pod's aggregated request (the pod-level
   // request when PodLevelResourceManagers is on and the pod sets spec.resources). A pod-level
   // pod failing the empty-shared-pool validation gets an empty list per requested type.
   std::optional<HintMap> GetPodTopologyHints(const MemoryState& state, const Pod& pod) const;
+  std::optional<HintSetMap> GetPodTopologyHintSets(const MemoryState& state,
+                                                   const Pod& pod) const;
+
+  // Test oracle: hints from the kubelet's walk over every mask (exponential) instead of their
+  // structure; the default and extended hints of Allocate come from the same lists.
+  void set_exhaustive_hints(bool on) { exhaustive_hints_ = on; }
 
   // Allocate for one container (container scope, and the legacy pod scope). Idempotent: a
   // container that already has blocks is left as is. Errors (kResourceExhausted), the
@@ -182,8 +194,15 @@ class StaticPolicy {
                                                                  const Container& c) const;
   absl::StatusOr<RequestedResources> PodRequestedResources(const Pod& pod) const;
   absl::Status ValidatePodScopeResources(const Pod& pod) const;
-  HintMap CalculateHints(const NumaNodeMap& ms, const Pod& pod,
-                         const RequestedResources& req) const;
+  // calculateHints by structure, and as the kubelet walks it (the oracle).
+  HintSetMap CalculateHints(const NumaNodeMap& ms, const Pod& pod,
+                            const RequestedResources& req) const;
+  HintMap CalculateHintsExhaustive(const NumaNodeMap& ms, const Pod& pod,
+                                   const RequestedResources& req) const;
+  // The kubelet's per-mask test of calculateHints; `covers_allocatable` (optional) tells
+  // whether the mask passed its first step (enough allocatable memory).
+  bool MaskQualifies(const NumaNodeMap& ms, const Pod& pod, const RequestedResources& req,
+                     BitMask mask, bool* covers_allocatable) const;
   uint64_t PodReusableMemory(const Pod& pod, BitMask mask, const std::string& type) const;
   absl::StatusOr<TopologyHint> BestHint(const NumaNodeMap& ms, const Pod& pod,
                                         const RequestedResources& req, TopologyHint hint) const;
@@ -201,6 +220,7 @@ class StaticPolicy {
   const AffinityStore* affinity_;
   PolicyGates gates_;
   ReusableMemory init_containers_reusable_memory_;
+  bool exhaustive_hints_ = false;
   std::vector<std::string> notices_;
 };
 
