@@ -150,6 +150,47 @@ NodeTopology Numa34() {
   return node;
 }
 
+// GB200 compute tray (k/k #135541's machine; NVIDIA GB200 NVL72 compute trays: two Grace CPUs
+// of 72 Neoverse V2 cores without SMT, each with LPDDR5X, two Blackwell GPUs per Grace whose
+// HBM shows up as memory-only NUMA nodes): NUMA 0-1 the Graces (480 GiB each), NUMA 2-33 GPU
+// memory (8 nodes per GPU, 23 GiB each; 2-17 on Grace 0's GPUs, 18-33 on Grace 1's);
+// nvidia.com/gpu gpu0-gpu1 on NUMA 0, gpu2-gpu3 on NUMA 1.
+NodeTopology Gb200() {
+  NodeTopology node = Regular(144, 1, [](int c) {
+    return CpuInfo{.numa = c / 72, .socket = c / 72, .core = 0, .uncore = c / 72};
+  });
+  auto side = [](int n) { return n < 2 ? n : (n - 2) / 16; };
+  AddNumaNodes(node, 34, 23 * kGiB, [&](int i, int j) -> uint64_t {
+    if (i == j) return 10;
+    if (i < 2 && j < 2) return 40;
+    bool same = side(i) == side(j);
+    if (i < 2 || j < 2) return same ? 80 : 120;
+    return same ? 80 : 120;
+  });
+  node.numa_nodes[0].memory = 480 * kGiB;
+  node.numa_nodes[1].memory = 480 * kGiB;
+  for (int g = 0; g < 4; ++g) {
+    node.devices.push_back(Device{"nvidia.com/gpu", "gpu" + std::to_string(g), g / 2});
+  }
+  return node;
+}
+
+// The Topology Manager's limit (NUMA ids 0..63): 4 sockets x 16 NUMA nodes, 4 cores x 2 threads
+// per NUMA node (CPU c and c+256 are one core), 8 GiB per node, distances 10 local, 12 same
+// socket, 32 other socket; example.com/gpu gpu0-gpu7 on NUMA 0, 8, ..., 56.
+NodeTopology Numa64() {
+  NodeTopology node = Regular(256, 2, [](int c) {
+    return CpuInfo{.numa = c / 4, .socket = c / 64, .core = 0, .uncore = c / 4};
+  });
+  AddNumaNodes(node, 64, 8 * kGiB, [](int i, int j) -> uint64_t {
+    return i == j ? 10 : (i / 16 == j / 16 ? 12 : 32);
+  });
+  for (int g = 0; g < 8; ++g) {
+    node.devices.push_back(Device{"example.com/gpu", "gpu" + std::to_string(g), g * 8});
+  }
+  return node;
+}
+
 const std::map<std::string, NodeTopology (*)()>& Registry() {
   static const auto* registry = new std::map<std::string, NodeTopology (*)()>{
       {"demo", Demo},
@@ -160,6 +201,8 @@ const std::map<std::string, NodeTopology (*)()>& Registry() {
       {"quad-socket-four-way-ht", QuadSocketFourWayHT},
       {"t256", T256},
       {"numa34", Numa34},
+      {"gb200", Gb200},
+      {"numa64", Numa64},
   };
   return *registry;
 }

@@ -24,6 +24,16 @@
 //                                         memory-only NUMA nodes 2..33 (16 GiB, CXL-like, 2-17
 //                                         near socket 0, 18-33 near socket 1): 34 NUMA nodes
 //                                         for the Topology Manager merge benchmark.
+//   gb200                                 an NVIDIA GB200 compute tray (k/k #135541): 2 Grace
+//                                         CPUs of 72 cores, no SMT, NUMA 0-1 (480 GiB each);
+//                                         32 memory-only NUMA nodes 2-33 of GPU HBM (23 GiB,
+//                                         8 per GPU); nvidia.com/gpu gpu0-1 on NUMA 0, gpu2-3
+//                                         on NUMA 1; distances 10 / 40 Grace-Grace / 80 near /
+//                                         120 far. Needs max-allowable-numa-nodes >= 34.
+//   numa64                                64 NUMA nodes (the mask's limit): 4 sockets x 16
+//                                         nodes x 4 cores x 2 threads (CPU c and c+256), 8 GiB
+//                                         each, distances 10/12/32; example.com/gpu gpu0-7 on
+//                                         NUMA 0, 8, ..., 56.
 //
 // Example:
 //   absl::StatusOr<NodeTopology> node = Preset("demo");   // source "preset:demo"
