@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "testing/testing.h"
@@ -186,6 +187,76 @@ TEST(CliTest, RemoveAndShowWithStateDir) {
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_NE(again.err.find("pod default/pod-scope-mixed is not admitted"), std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+// Issue 11: admission on the largest machines answers (the kubelet's 2^N walk never ends at
+// 34 NUMA nodes, k/k #135541). Every policy and scope, a GPU pod and a CPU-only pod, on
+// preset:gb200 and preset:numa64, as whole processes. Not timed: they must just finish.
+TEST(CliTest, LargeNumaAdmissionsAnswer) {
+  const std::string dir = testing::MakeTempDir("podtopo-large-numa");
+  struct Machine {
+    const char* preset;
+    const char* gpu;
+    const char* max_nodes;
+  };
+  for (const Machine& m : {Machine{"gb200", "nvidia.com/gpu", "34"},
+                           Machine{"numa64", "example.com/gpu", "64"}}) {
+    const std::string pods = dir + "/" + m.preset + "-pods.yaml";
+    std::ofstream(pods) << fmt::format(R"(apiVersion: v1
+kind: Pod
+metadata: {{name: gpu}}
+spec:
+  containers:
+  - name: c
+    image: busybox
+    resources:
+      requests: {{cpu: "4", memory: 4Gi, {0}: "1"}}
+      limits: {{cpu: "4", memory: 4Gi, {0}: "1"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: cpu-only}}
+spec:
+  containers:
+  - name: c
+    image: busybox
+    resources:
+      requests: {{cpu: "6", memory: 4Gi}}
+      limits: {{cpu: "6", memory: 4Gi}}
+)",
+                                       m.gpu);
+    for (const char* policy : {"none", "best-effort", "restricted", "single-numa-node"}) {
+      for (const char* scope : {"pod", "container"}) {
+        const std::string config = dir + "/" + m.preset + "-" + policy + "-" + scope + ".yaml";
+        std::ofstream(config) << fmt::format(R"(apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cpuManagerPolicy: static
+memoryManagerPolicy: Static
+topologyManagerPolicy: {0}
+topologyManagerScope: {1}
+topologyManagerPolicyOptions: {{max-allowable-numa-nodes: "{2}"}}
+systemReserved: {{cpu: "1", memory: 1Gi}}
+evictionHard: {{memory.available: 100Mi}}
+reservedMemory:
+  - numaNode: 0
+    limits: {{memory: 1124Mi}}
+)",
+                                             policy, scope, m.max_nodes);
+        Result r = Podtopo(fmt::format("admit {} --node preset:{} --config {} -o json", pods,
+                                       m.preset, config));
+        const std::string what = fmt::format("{} {} {}", m.preset, policy, scope);
+        ASSERT_EQ(r.exit_code, 0) << what << "\n" << r.err << r.out;
+        auto j = nlohmann::json::parse(r.out);
+        ASSERT_EQ(j["pods"].size(), 2u) << what;
+        for (const auto& pod : j["pods"]) EXPECT_EQ(pod["admitted"], true) << what << pod.dump();
+        if (std::string(policy) != "none") {
+          // One NUMA node holds each pod: the GPU pod on a Grace / socket with a GPU.
+          EXPECT_EQ(j["pods"][0]["topologyHint"].dump(), R"({"numaNodes":[0],"preferred":true})")
+              << what;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

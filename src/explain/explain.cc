@@ -1,6 +1,7 @@
 #include "explain/explain.h"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <set>
 
@@ -255,7 +256,16 @@ std::vector<ResourceHints> HintsOf(const MergeStep& s) {
         r.state = "no-placement";
       } else {
         r.state = "hints";
-        for (const auto& h : *list) r.hints.push_back(ViewOf(h));
+        r.set = *list;
+        if (list->listed() || std::popcount(list->nodes()) <= kListedNumaNodes) {
+          for (const auto& h : list->Enumerate()) r.hints.push_back(ViewOf(h));
+        } else {
+          // 2^N masks: the preferred ones only (the rest is what covers the request).
+          for (const auto& m : list->PreferredMasks(kListedHints)) {
+            r.hints.push_back(ViewOf(TopologyHint{m, true}));
+          }
+          r.summarized = true;
+        }
       }
       out.push_back(std::move(r));
     }
@@ -389,10 +399,21 @@ std::vector<MaskCheck> CheckMasks(const AdmissionTrace& t, const MergeStep& s,
     for (const ResourceHints& r : hints) {
       if (r.state == "no-preference") continue;
       const HintView* found = nullptr;
-      for (const HintView& h : r.hints) {
-        if (!h.numa.has_value() || *h.numa == mask) {
-          found = &h;
-          if (h.preferred) break;
+      HintView from_set;
+      if (r.set.has_value() && !r.set->listed()) {
+        uint64_t bits = 0;
+        for (int id : mask) bits |= uint64_t{1} << id;
+        if (r.set->Qualifies(bits)) {
+          from_set.numa = mask;
+          from_set.preferred = r.set->Preferred(bits);
+          found = &from_set;
+        }
+      } else {
+        for (const HintView& h : r.hints) {
+          if (!h.numa.has_value() || *h.numa == mask) {
+            found = &h;
+            if (h.preferred) break;
+          }
         }
       }
       std::string label = r.resource.empty() ? r.provider : r.resource;
@@ -1213,6 +1234,8 @@ std::string RenderText(const Explanation& e) {
         if (!other.empty()) {
           text += other.size() <= 3 ? "; not preferred: " + Join(other, ", ")
                                     : fmt::format("; {} wider masks not preferred", other.size());
+        } else if (r.summarized) {
+          text += "; not preferred: every wider mask that holds the request";
         }
         line(4, fmt::format("{}{}: {}", label, req, text));
       }

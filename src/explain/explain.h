@@ -29,6 +29,7 @@
 #include "config/kubelet_config.h"
 #include "nlohmann/json.hpp"
 #include "topology/node_topology.h"
+#include "topologymanager/hint_set.h"
 
 namespace podtopo::explain {
 
@@ -46,8 +47,15 @@ struct ResourceHints {
   // nothing can satisfy the request).
   std::string state;
   std::string request;  // "6 CPUs", "2Gi", "2" ("" when not known)
+  // Every hint when the provider's masks are few (at most kListedNumaNodes NUMA nodes);
+  // otherwise only the preferred ones (at most kListedHints) and `summarized` is set.
   std::vector<HintView> hints;
+  bool summarized = false;
+  // The provider's hints as the merge saw them (tests which masks fit).
+  std::optional<topologymanager::HintSet> set;
 };
+inline constexpr int kListedNumaNodes = 8;
+inline constexpr size_t kListedHints = 64;
 
 // One NUMA mask the policy tried.
 struct MaskCheck {

@@ -1,6 +1,7 @@
 #include "lint/lint.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -631,6 +632,24 @@ class Linter {
     }
   }
 
+  // "NUMA 0: 71, NUMA 1: 72, NUMA 2-33: 0": consecutive NUMA ids with the same amount are
+  // one entry, so 34 or 64 NUMA nodes stay one readable line.
+  static std::vector<std::string> PerNuma(const std::map<int, std::string>& texts) {
+    std::vector<std::string> out;
+    for (auto it = texts.begin(); it != texts.end();) {
+      auto end = std::next(it);
+      int last = it->first;
+      while (end != texts.end() && end->first == last + 1 && end->second == it->second) {
+        last = end->first;
+        ++end;
+      }
+      out.push_back(last == it->first ? fmt::format("NUMA {}: {}", it->first, it->second)
+                                      : fmt::format("NUMA {}-{}: {}", it->first, last, it->second));
+      it = end;
+    }
+    return out;
+  }
+
   void LintNumaFit(const Pod& pod, const PodRoles& roles, bool pod_path) {
     // What must fit in one NUMA node: the pod (pod scope) or each exclusive container.
     struct Unit {
@@ -673,11 +692,12 @@ class Linter {
                                    : fmt::format("container {}", u.container->name);
       if (u.cpus > 0 && !numa_cpus.empty()) {
         int best = 0;
-        std::vector<std::string> per;
+        std::map<int, std::string> texts;
         for (const auto& [id, n] : numa_cpus) {
           best = std::max(best, n);
-          per.push_back(fmt::format("NUMA {}: {}", id, n));
+          texts[id] = std::to_string(n);
         }
+        std::vector<std::string> per = PerNuma(texts);
         if (u.cpus > best) {
           AddPod(Severity::kError, "budget-exceeds-numa", pod, u.container, u.field + ".cpu",
                  fmt::format("{} of {} CPUs does not fit in one NUMA node of {}: at most {} "
@@ -691,11 +711,12 @@ class Linter {
       }
       if (u.memory.has_value() && u.memory->Sign() > 0 && !numa_memory.empty()) {
         uint64_t best = 0;
-        std::vector<std::string> per;
+        std::map<int, std::string> texts;
         for (const auto& [id, m] : numa_memory) {
           best = std::max(best, m);
-          per.push_back(fmt::format("NUMA {}: {}", id, MemoryText(m)));
+          texts[id] = MemoryText(m);
         }
+        std::vector<std::string> per = PerNuma(texts);
         if (static_cast<uint64_t>(std::max<int64_t>(u.memory->Value(), 0)) > best) {
           AddPod(Severity::kError, "budget-exceeds-numa", pod, u.container, u.field + ".memory",
                  fmt::format("{} of {} memory does not fit in one NUMA node of {}: at most {} "

@@ -385,6 +385,21 @@ TEST(LintChecks, NodeStartup) {
   EXPECT_TRUE(WithCode(LintText(kBase), "node-startup").empty());
 }
 
+// Issue 11: on preset:gb200 (34 NUMA nodes) the NUMA fit answers, and its per-NUMA amounts
+// stay one line (equal neighbours grouped).
+TEST(LintChecks, NumaFitOnGb200GroupsEqualNodes) {
+  const std::string allowed = std::string(kBase) +
+                              "topologyManagerPolicyOptions:\n  max-allowable-numa-nodes: \"34\"\n";
+  Pod big = PodFrom(PodYaml("8", "600Gi", kNoResources));
+  LintReport fires = Lint(config::ParseKubeletConfig(allowed, "kubelet.yaml"),
+                          LoadNode("preset:gb200").value(), {big});
+  EXPECT_TRUE(WithCode(fires, "node-startup").empty()) << Dump(fires);
+  auto f = WithCode(fires, "budget-exceeds-numa");
+  ASSERT_EQ(f.size(), 1u) << Dump(fires);
+  EXPECT_EQ(f[0].field, "spec.resources.requests.memory");
+  EXPECT_NE(f[0].message.find("NUMA 1: 480Gi, NUMA 2-33: 23Gi"), std::string::npos) << f[0].message;
+}
+
 TEST(LintChecks, UnknownAndDuplicateFields) {
   LintReport fires = LintText(std::string(kBase) +
                               "topologyManagerPolicyy: restricted\n"

@@ -1,0 +1,124 @@
+// Whole admission cost at every scale (issue 11): Node::Admit of a pod-level (KEP-5526) pod of
+// 3 containers under Topology Manager pod scope and single-numa-node, with exclusive CPUs,
+// exclusive memory and one device, on preset:demo, preset:t256 (each plus 2 devices on NUMA 0
+// and 1), preset:gb200 and preset:numa64; and `explain` of the same pod on gb200.
+// Each iteration admits and then removes the pod (so the node is the same every time): the
+// figure is admit + remove. Every benchmark checks the admission's answer first.
+//
+// Goals: <= 20 us on demo and t256, <= 1 ms on gb200, <= 10 ms on numa64; explain on gb200
+// <= 50 ms. The kubelet walks 2^34 masks per provider on gb200 and never answers (k/k #135541).
+//
+//   cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DPODTOPO_BUILD_BENCHMARKS=ON
+//   cmake --build build-bench --target admission_benchmark && build-bench/bench/admission_benchmark
+#include <cstdlib>
+#include <string>
+
+#include "admission/node.h"
+#include "api/pod_yaml.h"
+#include "benchmark/benchmark.h"
+#include "explain/explain.h"
+#include "topology/presets.h"
+
+namespace podtopo {
+namespace {
+
+std::string PodYaml(const std::string& device) {
+  return R"(apiVersion: v1
+kind: Pod
+metadata: {name: bench, uid: bench-uid}
+spec:
+  resources:
+    requests: {cpu: "6", memory: 6Gi}
+    limits: {cpu: "6", memory: 6Gi}
+  containers:
+  - name: main
+    image: busybox
+    resources:
+      requests: {cpu: "2", memory: 2Gi, )" + device + R"(: "1"}
+      limits: {cpu: "2", memory: 2Gi, )" + device + R"(: "1"}
+  - name: helper
+    image: busybox
+    resources:
+      requests: {cpu: "2", memory: 2Gi}
+      limits: {cpu: "2", memory: 2Gi}
+  - name: shared
+    image: busybox
+)";
+}
+
+struct Setup {
+  NodeTopology topology;
+  config::KubeletConfig config;
+  Pod pod;
+};
+
+Setup Make(const std::string& preset) {
+  Setup s;
+  s.topology = Preset(preset).value();
+  std::string device = "example.com/gpu";
+  if (preset == "gb200") device = "nvidia.com/gpu";
+  if (s.topology.devices.empty()) {
+    s.topology.devices.push_back({device, "gpu0", 0});
+    s.topology.devices.push_back({device, "gpu1", 1});
+  }
+  s.config = config::SeedDefault();  // pod scope, single-numa-node, static CPU and memory
+  s.config.topology_manager_policy_options["max-allowable-numa-nodes"] =
+      std::to_string(std::max<size_t>(8, s.topology.numa_nodes.size()));
+  s.pod = ParsePods(PodYaml(device), "bench.yaml").value().front();
+  return s;
+}
+
+void BM_Admit(benchmark::State& state, const std::string& preset) {
+  Setup s = Make(preset);
+  auto node = Node::Create(s.topology, s.config, {});
+  if (!node.ok()) {
+    state.SkipWithError(std::string(node.status().message()).c_str());
+    return;
+  }
+  // The answer first: admitted, on one NUMA node (the reserved CPU is on NUMA 0).
+  {
+    auto a = (*node)->Admit(s.pod);
+    if (!a.ok() || !a->admitted || !a->topology_hint || !a->topology_hint->affinity ||
+        a->topology_hint->affinity->Count() != 1 || a->containers.size() != 3 ||
+        a->containers[0].devices.size() != 1) {
+      state.SkipWithError("unexpected admission result");
+      return;
+    }
+    (void)(*node)->Remove(s.pod.namespace_name, s.pod.name);
+  }
+  for (auto _ : state) {
+    auto a = (*node)->Admit(s.pod);
+    benchmark::DoNotOptimize(a);
+    auto r = (*node)->Remove(s.pod.namespace_name, s.pod.name);
+    benchmark::DoNotOptimize(r);
+  }
+}
+
+void BM_ExplainGb200(benchmark::State& state) {
+  Setup s = Make("gb200");
+  explain::Scenario scenario{s.topology, s.config, ""};
+  {
+    auto e = explain::ExplainPods(scenario, {s.pod});
+    if (!e.ok() || e->size() != 1 || explain::RenderText(e->front()).find("merged: NUMA 0") ==
+                                         std::string::npos) {
+      state.SkipWithError("unexpected explanation");
+      return;
+    }
+  }
+  for (auto _ : state) {
+    auto e = explain::ExplainPods(scenario, {s.pod});
+    std::string text = explain::RenderText(e->front());
+    benchmark::DoNotOptimize(text);
+  }
+}
+
+BENCHMARK_CAPTURE(BM_Admit, demo, std::string("demo"))->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Admit, t256, std::string("t256"))->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Admit, gb200, std::string("gb200"))->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Admit, numa64, std::string("numa64"))->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ExplainGb200)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace podtopo
+
+BENCHMARK_MAIN();
