@@ -240,9 +240,10 @@ TEST(KubeletConfigTest, Issue140848FixGatesOfV137Load) {
       "  PodLevelResourcesFixDefaulting: true\n");
   EXPECT_FALSE(HasErrors(all)) << Dump(all);
   ParsedKubeletConfig p = Parse("featureGates:\n  PodLevelResourcesFixDefaulting: false\n");
-  EXPECT_FALSE(p.config.FeatureEnabled(kPodLevelResourcesFixDefaulting));
-  EXPECT_TRUE(p.config.FeatureEnabled(kPodLevelResourcesFixKubeletQOSClass));  // default on
-  EXPECT_TRUE(KubeletConfig().FeatureEnabled(kPodLevelResourcesFixDefaulting));
+  EXPECT_FALSE(HasErrors(p.findings)) << Dump(p.findings);
+  EXPECT_FALSE(p.config.FeatureEnabled("PodLevelResourcesFixDefaulting"));
+  EXPECT_TRUE(p.config.FeatureEnabled("PodLevelResourcesFixKubeletQOSClass"));  // default on
+  EXPECT_TRUE(KubeletConfig().FeatureEnabled("PodLevelResourcesFixDefaulting"));
 }
 
 TEST(KubeletConfigTest, Issue140848PodLevelResourcesOffAloneIsRefused) {

@@ -157,7 +157,7 @@ TEST(LintCli, Issue140848EveryConfigCommandExits1) {
   std::string cfg = testing::ReadFileOrEmpty(Example("kubelet-config.yaml"));
   const std::string on = "  PodLevelResources: true\n";
   ASSERT_NE(cfg.find(on), std::string::npos);
-  const std::string off = cfg;
+  const std::string& off = cfg;
   const std::string bad = WriteFile(
       "plr-off.yaml", std::string(off).replace(off.find(on), on.size(),
                                                "  PodLevelResources: false\n"));
@@ -196,6 +196,15 @@ TEST(LintCli, Issue140848EveryConfigCommandExits1) {
     EXPECT_EQ((g.out + g.err).find("depends on features"), std::string::npos)
         << with_good << "\n" << g.out << g.err;
   }
+  // serve refuses it before it listens (with the good file it would run: not started here).
+  const std::string pods = testing::MakeTempDir("podtopo-gates-pods");
+  Result s = Podtopo("serve --config " + bad + " --pods-dir " + pods + " --socket " + pods +
+                     "/kubelet.sock --log-level off");
+  EXPECT_EQ(s.exit_code, 1) << s.out << s.err;
+  EXPECT_NE(s.err.find("PodLevelResourcesFixKubeletQOSClass is enabled, but depends on features "
+                       "that are disabled: [PodLevelResources]"),
+            std::string::npos)
+      << s.err;
 }
 
 }  // namespace
