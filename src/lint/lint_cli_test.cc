@@ -161,13 +161,16 @@ TEST(LintCli, Issue140848EveryConfigCommandExits1) {
   const std::string bad = WriteFile(
       "plr-off.yaml", std::string(off).replace(off.find(on), on.size(),
                                                "  PodLevelResources: false\n"));
-  const std::string good = WriteFile(
-      "plr-off-together.yaml",
-      std::string(off).replace(off.find(on), on.size(),
-                               "  PodLevelResources: false\n"
-                               "  PodLevelResourcesFixDefaulting: false\n"
-                               "  PodLevelResourcesFixKubeletQOSClass: false\n"
-                               "  InPlacePodLevelResourcesVerticalScaling: false\n"));
+  // What lint's gate-dependency hint says to write: every dependent gate off too.
+  std::string together = std::string(off).replace(off.find(on), on.size(),
+                                                  "  PodLevelResources: false\n"
+                                                  "  PodLevelResourcesFixDefaulting: false\n"
+                                                  "  PodLevelResourcesFixKubeletQOSClass: false\n"
+                                                  "  InPlacePodLevelResourcesVerticalScaling: false\n");
+  const std::string managers = "  PodLevelResourceManagers: true\n";
+  ASSERT_NE(together.find(managers), std::string::npos);
+  together.replace(together.find(managers), managers.size(), "  PodLevelResourceManagers: false\n");
+  const std::string good = WriteFile("plr-off-together.yaml", together);
   const std::string pod = Example("pod-level-resource-demo.yaml");
   const std::string state = testing::MakeTempDir("podtopo-gates-state");
   const std::string commands[] = {
