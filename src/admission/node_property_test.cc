@@ -165,5 +165,90 @@ TEST(NodePropertyTest, RandomAdmitRemoveKeepsInvariants) {
   EXPECT_GT(removed_count, total_ops / 10);
 }
 
+// Issue 11: the hint providers' structured hints (topologymanager/hint_set.h) give the same
+// admissions as the kubelet's walk over every NUMA mask (Node::Options::exhaustive_hints):
+// same verdict, reason, merged hints and every CPU, memory block and device. Nodes with
+// memory-only (CPU-less) NUMA nodes and devices; all policies and both scopes.
+TEST(NodePropertyTest, StructuredHintsAdmitAsTheExhaustiveWalk) {
+  long total_ops = 4000;
+  if (const char* env = std::getenv("PODTOPO_PROPERTY_OPS")) total_ops = std::atol(env) / 25 + 1;
+  const std::vector<std::string> topologies = {"topoDualSocketHT",
+                                               "topoDualSocketMultiNumaPerSocketHT"};
+  const std::vector<std::string> policies = {"none", "single-numa-node", "best-effort",
+                                             "restricted"};
+  Gen g{std::mt19937(20261201)};
+  long runs = 0;
+  for (const auto& topo : topologies) {
+    for (const std::string scope : {"pod", "container"}) {
+      for (const auto& policy : policies) {
+        NodeTopology node_topo = FromFake(topo);
+        // Two memory-only NUMA nodes and devices, one of them without a NUMA node.
+        int next_id = static_cast<int>(node_topo.numa_nodes.size());
+        for (int i = 0; i < 2; ++i) node_topo.numa_nodes.push_back({next_id + i, 2 * kGi, {}, {}});
+        for (int i = 0; i < 3; ++i) {
+          node_topo.devices.push_back({"example.com/gpu", fmt::format("gpu{}", i), i - 1});
+        }
+        config::KubeletConfig cfg = config::SeedDefault();
+        cfg.topology_manager_scope = scope;
+        cfg.topology_manager_policy = policy;
+        auto fast = Node::Create(node_topo, cfg, {});
+        Node::Options oracle_options;
+        oracle_options.exhaustive_hints = true;
+        auto oracle = Node::Create(node_topo, cfg, oracle_options);
+        ASSERT_TRUE(fast.ok()) << fast.status();
+        ASSERT_TRUE(oracle.ok()) << oracle.status();
+        int next = 0;
+        const long ops = total_ops / static_cast<long>(topologies.size() * 2 * policies.size());
+        for (long op = 0; op < ops; ++op) {
+          auto pods = (*fast)->AdmittedPods();
+          if (!pods.empty() && g.Coin(40)) {
+            const auto& victim =
+                pods[static_cast<size_t>(g.Int(0, static_cast<int>(pods.size()) - 1))];
+            ASSERT_TRUE((*fast)->Remove(victim.namespace_name, victim.name).ok());
+            ASSERT_TRUE((*oracle)->Remove(victim.namespace_name, victim.name).ok());
+            continue;
+          }
+          std::string yaml = RandomPod(g, next++);
+          if (g.Coin(30)) {
+            // A device for the first app container.
+            size_t at = yaml.find("limits: {cpu: ");
+            if (at != std::string::npos) {
+              size_t close = yaml.find('}', at);
+              yaml.insert(close, ", example.com/gpu: \"1\"");
+              size_t req = yaml.rfind("requests: {cpu: ", at);
+              if (req != std::string::npos) yaml.insert(yaml.find('}', req), ", example.com/gpu: \"1\"");
+            }
+          }
+          auto parsed = ParsePods(yaml, "random.yaml");
+          ASSERT_TRUE(parsed.ok()) << parsed.status() << "\n" << yaml;
+          auto a = (*fast)->Admit(parsed->front());
+          auto b = (*oracle)->Admit(parsed->front());
+          ASSERT_TRUE(a.ok() && b.ok()) << yaml;
+          const std::string where = fmt::format("{} {} {} op {}\n{}", topo, scope, policy, op, yaml);
+          ASSERT_EQ(a->admitted, b->admitted) << where;
+          ASSERT_EQ(a->reason, b->reason) << where;
+          ASSERT_EQ(a->message, b->message) << where;
+          ASSERT_EQ(a->topology_hint.has_value(), b->topology_hint.has_value()) << where;
+          if (a->topology_hint) ASSERT_EQ(*a->topology_hint, *b->topology_hint) << where;
+          ASSERT_EQ(a->cpus.String(), b->cpus.String()) << where;
+          ASSERT_EQ(a->memory, b->memory) << where;
+          ASSERT_EQ(a->containers.size(), b->containers.size()) << where;
+          for (size_t i = 0; i < a->containers.size(); ++i) {
+            const auto& x = a->containers[i];
+            const auto& y = b->containers[i];
+            ASSERT_EQ(x.cpus.String(), y.cpus.String()) << where;
+            ASSERT_EQ(x.memory, y.memory) << where;
+            ASSERT_EQ(x.devices, y.devices) << where;
+            ASSERT_EQ(x.topology_hint.has_value(), y.topology_hint.has_value()) << where;
+            if (x.topology_hint) ASSERT_EQ(*x.topology_hint, *y.topology_hint) << where;
+          }
+          ++runs;
+        }
+      }
+    }
+  }
+  EXPECT_GT(runs, total_ops / 4);
+}
+
 }  // namespace
 }  // namespace podtopo

@@ -154,14 +154,51 @@ TEST(Presets, EveryPresetRoundTripsThroughJson) {
   }
 }
 
+// Issue 11: the GB200 compute tray of k/k #135541 and the 64-NUMA limit.
+TEST(Presets, Gb200) {
+  auto node = Preset("gb200");
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ(node->cpus.num_cpus, 144);
+  EXPECT_EQ(node->cpus.num_sockets, 2);
+  EXPECT_EQ(node->cpus.num_numa_nodes, 2);
+  EXPECT_EQ(node->cpus.CpusInCore(5), CpuSet({5}));  // Grace: no SMT
+  EXPECT_EQ(node->cpus.CpusInNuma(1), CpuSet::Range(72, 143));
+  ASSERT_EQ(node->numa_nodes.size(), 34u);
+  for (size_t i = 0; i < 34; ++i) {
+    const NumaNode& n = node->numa_nodes[i];
+    EXPECT_EQ(n.memory, (i < 2 ? 480 : 23) * kGiB);
+    EXPECT_EQ(node->cpus.CpusInNuma(n.id).IsEmpty(), i >= 2);
+    for (size_t j = 0; j < 34; ++j) EXPECT_EQ(n.distances[j], node->numa_nodes[j].distances[i]);
+  }
+  ASSERT_EQ(node->devices.size(), 4u);
+  EXPECT_EQ(node->devices[0].resource, "nvidia.com/gpu");
+  EXPECT_EQ(node->devices[1].numa, 0);
+  EXPECT_EQ(node->devices[2].numa, 1);
+}
+
+TEST(Presets, Numa64) {
+  auto node = Preset("numa64");
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ(node->cpus.num_cpus, 512);
+  EXPECT_EQ(node->cpus.num_sockets, 4);
+  EXPECT_EQ(node->cpus.num_numa_nodes, 64);
+  EXPECT_EQ(node->cpus.CpusInCore(5), CpuSet({5, 261}));
+  EXPECT_EQ(node->cpus.CpusInNuma(63).Size(), 8);
+  ASSERT_EQ(node->numa_nodes.size(), 64u);
+  EXPECT_EQ(node->numa_nodes[63].distances[0], 32u);
+  EXPECT_EQ(node->numa_nodes[15].distances[0], 12u);
+  ASSERT_EQ(node->devices.size(), 8u);
+  EXPECT_EQ(node->devices[7].numa, 56);
+}
+
 TEST(Presets, UnknownListsNames) {
   auto node = Preset("nope");
   ASSERT_FALSE(node.ok());
   EXPECT_TRUE(absl::IsNotFound(node.status()));
   EXPECT_EQ(node.status().message(),
             "unknown preset \"nope\" (known: demo, dual-socket-ht, dual-socket-multi-numa-per-"
-            "socket-ht, dual-socket-no-ht, numa34, quad-socket-four-way-ht, single-socket-ht, "
-            "t256)");
+            "socket-ht, dual-socket-no-ht, gb200, numa34, numa64, quad-socket-four-way-ht, "
+            "single-socket-ht, t256)");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -75,7 +75,7 @@ inline std::string Describe(const ProvidersHints& providers) {
         os << "null";
       } else {
         os << "[";
-        for (const auto& h : *list) os << h << " ";
+        for (const auto& h : list->Enumerate()) os << h << " ";
         os << "]";
       }
       os << " ";
