@@ -230,6 +230,8 @@ TEST(HintSetMergeProperty, SameAsTheEnumeratedLists) {
         opts.prefer_closest_numa = c.closest;
         MergeResult fast = MergeFast(c.policy, info, opts, c.providers);
         MergeResult oracle = MergeEnumerated(c.policy, info, opts, c.providers);
+        RC_LOG() << c.policy << (c.closest ? " closest" : "") << " n=" << c.n << " "
+                 << test::Describe(c.providers) << "\n";
         RC_ASSERT(fast.hint == oracle.hint);
         RC_ASSERT(fast.admit == oracle.admit);
         // The kubelet's permutation walk where it is small enough.

@@ -589,11 +589,14 @@ class StructuredMerge {
     for (const MergeList& l : lists_) {
       int c = 0;
       if (l.set == nullptr) {
+        // The narrowest non-nil affinity (an empty mask counts, with 0 nodes).
+        std::optional<int> narrowest;
         for (const TopologyHint& h : l.hints) {
-          if (h.affinity.has_value() && (c == 0 || h.affinity->Count() < c)) {
-            c = h.affinity->Count();
+          if (h.affinity.has_value() && (!narrowest || h.affinity->Count() < *narrowest)) {
+            narrowest = h.affinity->Count();
           }
         }
+        c = narrowest.value_or(0);
       } else {
         c = l.set->MinCount();
         within &= l.set->nodes();
