@@ -251,7 +251,7 @@ reservedMemory:
         for (const auto& pod : j["pods"]) EXPECT_EQ(pod["admitted"], true) << what << pod.dump();
         if (std::string(policy) != "none") {
           // One NUMA node holds each pod: the GPU pod on a Grace / socket with a GPU.
-          EXPECT_EQ(j["pods"][0]["topologyHint"].dump(), R"({"numaNodes":[0],"preferred":true})")
+          EXPECT_EQ(j["pods"][0]["topologyHint"].dump(), R"({"affinity":[0],"preferred":true})")
               << what;
         }
       }

@@ -210,13 +210,13 @@ TEST(NodePropertyTest, StructuredHintsAdmitAsTheExhaustiveWalk) {
           }
           std::string yaml = RandomPod(g, next++);
           if (g.Coin(30)) {
-            // A device for the first app container.
-            size_t at = yaml.find("limits: {cpu: ");
-            if (at != std::string::npos) {
-              size_t close = yaml.find('}', at);
-              yaml.insert(close, ", example.com/gpu: \"1\"");
-              size_t req = yaml.rfind("requests: {cpu: ", at);
-              if (req != std::string::npos) yaml.insert(yaml.find('}', req), ", example.com/gpu: \"1\"");
+            // A device for the first container with resources of its own (container-level
+            // requests and limits sit 6 spaces deep; pod-level ones 4).
+            size_t req = yaml.find("\n      requests: {cpu: ");
+            if (req != std::string::npos) {
+              yaml.insert(yaml.find('}', req), ", example.com/gpu: \"1\"");
+              size_t lim = yaml.find("\n      limits: {cpu: ", req);
+              yaml.insert(yaml.find('}', lim), ", example.com/gpu: \"1\"");
             }
           }
           auto parsed = ParsePods(yaml, "random.yaml");
