@@ -1122,6 +1122,8 @@ absl::StatusOr<RepairPlan> PlanRepair(const CheckReport& report, const Environme
   Managers& m = **managers;
   RepairPlan plan;
   if (auto cpu = PlanCpu(report, m, running, plan)) {
+    // Nothing the kubelet wrote is dropped: unmodelled members and baselines stay.
+    if (report.cpu.has_value()) checkpoint::KeepUnmodelled(*report.cpu, *cpu);
     auto bytes = checkpoint::MarshalCpuCheckpoint(
         *cpu, checkpoint::CpuWriteOptions{checkpoint::CpuFormat::kV4, m.plrm});
     if (!bytes.ok()) {
@@ -1147,6 +1149,7 @@ absl::StatusOr<RepairPlan> PlanRepair(const CheckReport& report, const Environme
     }
   }
   if (auto mem = PlanMemory(report, m, running, plan)) {
+    if (report.memory.has_value()) checkpoint::KeepUnmodelled(*report.memory, *mem);
     auto bytes = checkpoint::MarshalMemoryCheckpoint(
         *mem, checkpoint::MemoryWriteOptions{checkpoint::MemoryFormat::kV3, m.plrm});
     if (!bytes.ok()) {
