@@ -413,7 +413,7 @@ std::string WrapRestoreError(std::string_view err, const std::string& path) {
 // ---------------------------------------------------------------------------------------
 // What podtopo models of the file, for KeptFields (kept_fields.h).
 
-const Schema kScalar = Schema::Scalar();
+const Schema& kScalar = kScalarSchema;
 const Schema kContainerCpus = Schema::Map(&kScalar);
 const Schema kEntries = Schema::Map(&kContainerCpus);
 const Schema kPodEntry = Schema::Object({{"cpuSet", &kScalar}});
@@ -468,17 +468,16 @@ std::optional<std::map<std::string, std::map<std::string, std::string>>> DecodeB
 
 // Fills cp.kept and cp.baselines from the file (and, for V4, its data text).
 void CollectUnmodelled(std::string_view contents, const Loaded& loaded, CpuCheckpoint& cp) {
-  KeptFields& kept = cp.kept;
-  if (absl::StatusOr<Value> doc = gojson::Parse(contents); doc.ok()) {
-    CollectKeptMembers(*doc, kTopSchema, "", kept.top, kept.top_order, kept.unkept);
+  std::optional<std::map<std::string, std::map<std::string, std::string>>> baselines;
+  if (loaded.version == 4) {
+    cp.kept.legacy_inline_checksum = loaded.inline_checksum != 0;
+    if (absl::StatusOr<Value> data = gojson::Parse(loaded.data_text);
+        data.ok() && data->kind == Value::Kind::kObject) {
+      baselines = DecodeBaselines(*data);
+    }
   }
-  if (loaded.version != 4) return;
-  kept.legacy_inline_checksum = loaded.inline_checksum != 0;
-  absl::StatusOr<Value> data = gojson::Parse(loaded.data_text);
-  if (!data.ok() || data->kind != Value::Kind::kObject) return;
-  auto baselines = DecodeBaselines(*data);
-  CollectKeptMembers(*data, baselines ? kDataSchema : kDataSchemaWithoutBaselines, "data",
-                     kept.data, kept.data_order, kept.unkept);
+  CollectKeptFields(contents, kTopSchema, loaded.version == 4 ? &loaded.data_text : nullptr,
+                    baselines ? kDataSchema : kDataSchemaWithoutBaselines, cp.kept);
   if (baselines) {
     for (auto& [pod, containers] : *baselines) {
       if (!containers.empty()) cp.baselines[pod] = std::move(containers);
@@ -526,11 +525,17 @@ absl::StatusOr<CpuCheckpoint> Canonicalize(const CpuCheckpoint& cp, bool with_po
   return out;
 }
 
-void AppendEntriesJson(std::string& out, const CpuCheckpoint& cp) {
-  if (cp.entries.empty()) return;  // omitempty
-  out += ",\"entries\":{";
+// ,"<key>":{"<pod>":{"<container>":<value>}} with omitempty; with `value_key` each value is
+// wrapped as {"<value_key>":"<value>"} (baselines), else written as a string (entries).
+void AppendPodContainerMap(std::string& out, std::string_view key,
+                           const std::map<std::string, std::map<std::string, std::string>>& m,
+                           std::string_view value_key) {
+  if (m.empty()) return;  // omitempty
+  out += ',';
+  gojson::AppendQuoted(out, key);
+  out += ":{";
   bool first_pod = true;
-  for (const auto& [pod, containers] : cp.entries) {
+  for (const auto& [pod, containers] : m) {
     if (!first_pod) out += ',';
     first_pod = false;
     gojson::AppendQuoted(out, pod);
@@ -541,11 +546,21 @@ void AppendEntriesJson(std::string& out, const CpuCheckpoint& cp) {
       first = false;
       gojson::AppendQuoted(out, name);
       out += ':';
+      if (!value_key.empty()) {
+        out += '{';
+        gojson::AppendQuoted(out, value_key);
+        out += ':';
+      }
       gojson::AppendQuoted(out, cpus);
+      if (!value_key.empty()) out += '}';
     }
     out += '}';
   }
   out += '}';
+}
+
+void AppendEntriesJson(std::string& out, const CpuCheckpoint& cp) {
+  AppendPodContainerMap(out, "entries", cp.entries, "");
 }
 
 void AppendPodEntriesJson(std::string& out, const CpuCheckpoint& cp) {
@@ -570,26 +585,7 @@ void AppendPodEntriesJson(std::string& out, const CpuCheckpoint& cp) {
 }
 
 void AppendBaselinesJson(std::string& out, const CpuCheckpoint& cp) {
-  if (cp.baselines.empty()) return;  // omitempty
-  out += ",\"baselines\":{";
-  bool first_pod = true;
-  for (const auto& [pod, containers] : cp.baselines) {
-    if (!first_pod) out += ',';
-    first_pod = false;
-    gojson::AppendQuoted(out, pod);
-    out += ":{";
-    bool first = true;
-    for (const auto& [name, cpus] : containers) {
-      if (!first) out += ',';
-      first = false;
-      gojson::AppendQuoted(out, name);
-      out += ":{\"baseline\":";
-      gojson::AppendQuoted(out, cpus);
-      out += '}';
-    }
-    out += '}';
-  }
-  out += '}';
+  AppendPodContainerMap(out, "baselines", cp.baselines, "baseline");
 }
 
 void AppendHeaderJson(std::string& out, const CpuCheckpoint& cp) {

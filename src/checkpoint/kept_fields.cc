@@ -95,6 +95,19 @@ void CollectKeptMembers(const Value& object, const Schema& schema, std::string_v
   if (canonical) order.clear();
 }
 
+const Schema kScalarSchema = Schema::Scalar();
+
+void CollectKeptFields(std::string_view contents, const Schema& top, const std::string* data,
+                       const Schema& data_schema, KeptFields& kept) {
+  if (absl::StatusOr<Value> doc = gojson::Parse(contents); doc.ok()) {
+    CollectKeptMembers(*doc, top, "", kept.top, kept.top_order, kept.unkept);
+  }
+  if (data == nullptr) return;
+  if (absl::StatusOr<Value> d = gojson::Parse(*data); d.ok()) {
+    CollectKeptMembers(*d, data_schema, "data", kept.data, kept.data_order, kept.unkept);
+  }
+}
+
 std::string WriteWithKept(const std::string& canonical,
                           const std::vector<std::pair<std::string, std::string>>& members,
                           const std::vector<std::string>& order) {

@@ -77,6 +77,15 @@ void CollectKeptMembers(const gojson::Value& object, const Schema& schema, std::
                         std::vector<std::pair<std::string, std::string>>& members,
                         std::vector<std::string>& order, std::vector<std::string>& unkept);
 
+// The kept members of a checkpoint file: of its top-level object (`contents`, shape `top`)
+// and, for a format with `data` (non-null `data`), of that text (shape `data_schema`; paths
+// under "data"). Text that does not parse records nothing (the load chain reported it).
+void CollectKeptFields(std::string_view contents, const Schema& top, const std::string* data,
+                       const Schema& data_schema, KeptFields& kept);
+
+// A scalar member (string, number, bool), for the codecs' schemas.
+extern const Schema kScalarSchema;
+
 // Writes `canonical` (a JSON object as podtopo marshals it) with the kept `members` added and
 // every member in `order`; members `order` does not name keep their place after the member
 // before them. Returns `canonical` itself when there is nothing to add or reorder.

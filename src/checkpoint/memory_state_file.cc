@@ -445,7 +445,7 @@ absl::StatusOr<Loaded> LoadChain(std::string_view contents) {
 }
 
 // What podtopo models of the file, for KeptFields (kept_fields.h).
-const Schema kScalar = Schema::Scalar();
+const Schema& kScalar = kScalarSchema;
 const Schema kInts = Schema::Array(&kScalar);
 const Schema kTable = Schema::Object({{"total", &kScalar},
                                       {"systemReserved", &kScalar},
@@ -474,16 +474,6 @@ const Schema kDataSchema = Schema::Object({{"policyName", &kScalar},
                                            {"machineState", &kMachine},
                                            {"entries", &kEntries},
                                            {"podEntries", &kPodEntries}});
-
-void CollectUnmodelled(std::string_view contents, const Loaded& loaded, KeptFields& kept) {
-  if (absl::StatusOr<Value> doc = gojson::Parse(contents); doc.ok()) {
-    CollectKeptMembers(*doc, kTopSchema, "", kept.top, kept.top_order, kept.unkept);
-  }
-  if (loaded.version != 3) return;
-  if (absl::StatusOr<Value> data = gojson::Parse(loaded.data_text); data.ok()) {
-    CollectKeptMembers(*data, kDataSchema, "data", kept.data, kept.data_order, kept.unkept);
-  }
-}
 
 std::string WrapRestoreError(std::string_view err, const std::string& path) {
   return fmt::format(
@@ -769,7 +759,8 @@ absl::StatusOr<MemoryCheckpoint> RestoreMemoryCheckpoint(std::string_view conten
     return absl::OkStatus();
   };
   if (absl::Status s = convert(); !s.ok()) return fail(std::string(s.message()));
-  CollectUnmodelled(contents, *loaded, out.kept);
+  CollectKeptFields(contents, kTopSchema, loaded->version == 3 ? &loaded->data_text : nullptr,
+                    kDataSchema, out.kept);
   return out;
 }
 
