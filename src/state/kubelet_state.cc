@@ -1127,7 +1127,8 @@ absl::StatusOr<RepairPlan> PlanRepair(const CheckReport& report, const Environme
     auto bytes = checkpoint::MarshalCpuCheckpoint(
         *cpu, checkpoint::CpuWriteOptions{checkpoint::CpuFormat::kV4, m.plrm});
     if (!bytes.ok()) {
-      plan.unresolved.push_back(std::string(bytes.status().message()));
+      plan.unresolved.push_back(
+          fmt::format("{}: {}", report.cpu_file.path, bytes.status().message()));
     } else {
       // The planned file must pass the kubelet's start-up checks.
       CpuAnalysis again = AnalyzeCpu(report.cpu_file.path, *bytes, m, nullptr);
@@ -1153,7 +1154,8 @@ absl::StatusOr<RepairPlan> PlanRepair(const CheckReport& report, const Environme
     auto bytes = checkpoint::MarshalMemoryCheckpoint(
         *mem, checkpoint::MemoryWriteOptions{checkpoint::MemoryFormat::kV3, m.plrm});
     if (!bytes.ok()) {
-      plan.unresolved.push_back(std::string(bytes.status().message()));
+      plan.unresolved.push_back(
+          fmt::format("{}: {}", report.memory_file.path, bytes.status().message()));
     } else {
       MemoryAnalysis again = AnalyzeMemory(report.memory_file.path, *bytes, m, nullptr);
       if (HasFatal(again.findings, kMemoryFile)) {
