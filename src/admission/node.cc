@@ -1,5 +1,7 @@
 #include "admission/node.h"
 
+#include <bit>
+
 #include <algorithm>
 
 #include "admission/admission_error.h"
@@ -603,7 +605,16 @@ std::string HintsText(const std::string& provider, const topologymanager::Provid
     }
     std::vector<std::string> shown;
     int others = 0;
-    for (const TopologyHint& h : *list) {
+    // 2^N masks above 8 NUMA nodes: the preferred ones only (HintSet::PreferredMasks).
+    std::vector<TopologyHint> listed;
+    bool summarized = false;
+    if (list->listed() || std::popcount(list->nodes()) <= 8) {
+      listed = list->Enumerate();
+    } else {
+      for (const auto& m : list->PreferredMasks(64)) listed.push_back(TopologyHint{m, true});
+      summarized = true;
+    }
+    for (const TopologyHint& h : listed) {
       if (!h.preferred) {
         ++others;
         continue;
@@ -614,6 +625,7 @@ std::string HintsText(const std::string& provider, const topologymanager::Provid
                                  : std::string("any")));
     }
     if (others > 0) shown.push_back(fmt::format("{} not preferred", others));
+    if (summarized) shown.push_back("wider masks not preferred");
     parts.push_back(fmt::format("{}: {}", resource,
                                 shown.empty() ? std::string("none") : fmt::format("{}", fmt::join(shown, ", "))));
   }
