@@ -10,6 +10,7 @@
 
 #include "admission/node.h"
 #include "admission/pod_requests.h"
+#include "api/pod_gates.h"
 #include "config/feature_gates.h"
 #include "cpumanager/policy_options.h"
 #include "cpumanager/static_policy.h"
@@ -748,7 +749,7 @@ PodRoles ClassifyPod(const KubeletConfig& cfg, const Pod& pod) {
   out.file = pod.source;
   const bool plr = cfg.FeatureEnabled(config::kPodLevelResources);
   const bool plrm = cfg.FeatureEnabled(config::kPodLevelResourceManagers);
-  out.qos = GetPodQos(pod, plr, cfg.FeatureEnabled("PodLevelResourcesFixKubeletQOSClass"));
+  out.qos = GetPodQos(pod, PodGatesFromConfig(cfg));
   const std::vector<const Container*> containers = pod.InitAndAppContainers();
   auto all_shared = [&](const std::string& reason) {
     for (const Container* c : containers) {

@@ -13,6 +13,7 @@
 
 #include "admission/pod_requests.h"
 #include "admission/state_files.h"
+#include "api/pod_gates.h"
 #include "cpumanager/static_policy.h"
 #include "fmt/format.h"
 #include "memorymanager/reserved_memory.h"
@@ -76,6 +77,7 @@ absl::StatusOr<std::unique_ptr<Managers>> BuildManagers(const Environment& env) 
     cc.topology_manager_policy = config.topology_manager_policy;
     cc.gates.pod_level_resources = config.FeatureEnabled("PodLevelResources");
     cc.gates.pod_level_resource_managers = m->plrm;
+    cc.gates.fix_kubelet_qos_class = PodGatesFromConfig(config).fix_kubelet_qos_class;
     cc.gates.options = {config.FeatureEnabled("CPUManagerPolicyAlphaOptions"),
                         config.FeatureEnabled("CPUManagerPolicyBetaOptions")};
     if (cc.num_reserved_cpus == 0 && cc.reserved_system_cpus.IsEmpty()) {
@@ -105,7 +107,8 @@ absl::StatusOr<std::unique_ptr<Managers>> BuildManagers(const Environment& env) 
       return absl::InvalidArgumentError(
           fmt::format("reservedMemory: {}", reserved.status().message()));
     }
-    memorymanager::PolicyGates gates{config.FeatureEnabled("PodLevelResources"), m->plrm};
+    memorymanager::PolicyGates gates{config.FeatureEnabled("PodLevelResources"), m->plrm,
+                                     PodGatesFromConfig(config).fix_kubelet_qos_class};
     auto p = memorymanager::StaticPolicy::New(*machine, *reserved, &m->no_affinity, gates);
     if (!p.ok()) {
       return absl::InvalidArgumentError(
