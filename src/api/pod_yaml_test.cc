@@ -1006,14 +1006,13 @@ TEST(PodLevelDefaultingTest, K8s140514PodRequestAboveContainerLimitsIsGuaranteed
 }
 
 // The same pod read with the gates of a kubelet configuration: the default (v1.37) and one
-// that turns PodLevelResourcesFixDefaulting off (read by name until the feature-gate table
-// knows it).
+// that turns the fix gates off.
 TEST(PodLevelDefaultingTest, K8s140514GatesComeFromTheKubeletConfiguration) {
   config::KubeletConfig cfg = config::SeedDefault();
   EXPECT_TRUE(PodGatesFromConfig(cfg).fix_defaulting);
   EXPECT_TRUE(PodGatesFromConfig(cfg).fix_kubelet_qos_class);
-  cfg.feature_gates[kPodLevelResourcesFixDefaulting] = false;
-  cfg.feature_gates[kPodLevelResourcesFixKubeletQOSClass] = false;
+  cfg.feature_gates[config::kPodLevelResourcesFixDefaulting] = false;
+  cfg.feature_gates[config::kPodLevelResourcesFixKubeletQOSClass] = false;
   EXPECT_FALSE(PodGatesFromConfig(cfg).fix_defaulting);
   EXPECT_FALSE(PodGatesFromConfig(cfg).fix_kubelet_qos_class);
   cfg.feature_gates[config::kPodLevelResources] = false;

@@ -6,7 +6,6 @@
 #include "admission/node.h"
 #include "api/pod_gates.h"
 #include "api/pod_yaml.h"
-#include "config/feature_gates.h"
 #include "gtest/gtest.h"
 #include "testing/testing.h"
 #include "topology/node_source.h"
@@ -261,10 +260,6 @@ TEST(LintRoles, K8s135082EmptyPodResourcesSameQosAsAdmit) {
 }
 
 TEST(LintRoles, K8s135082EmptyPodResourcesWithoutTheFixIsBestEffortEverywhere) {
-  if (config::FindFeatureGate("PodLevelResourcesFixKubeletQOSClass") == nullptr) {
-    GTEST_SKIP() << "the feature-gate table does not know PodLevelResourcesFixKubeletQOSClass "
-                    "yet, so a configuration cannot turn it off";
-  }
   ExpectSameQosEverywhere(
       Edit("  PodLevelResources: true\n",
            "  PodLevelResources: true\n  PodLevelResourcesFixKubeletQOSClass: false\n"),
