@@ -195,6 +195,9 @@ absl::StatusOr<ManifestStream> ParseYaml(const std::string& text, const std::str
 // ---------------------------------------------------------------------------------------
 // JSON, straight into the tree (nlohmann-json's SAX interface: no intermediate DOM).
 
+// Fields podtopo never reads and that `kubectl get -o json` makes large are not stored:
+// an object's `status` (at the root or as a List item) and `metadata.managedFields`. They
+// are still parsed (syntax errors are reported), only not kept.
 class TreeBuilder {
  public:
   using json = nlohmann::json;
@@ -213,32 +216,21 @@ class TreeBuilder {
   }
   bool string(json::string_t& v) { return Scalar(ManifestNode::Type::kString, std::move(v)); }
   bool binary(json::binary_t&) { return Scalar(ManifestNode::Type::kString, ""); }
-  bool start_object(size_t) {
-    if (TooDeep()) return false;
-    ManifestNode& n = Next();
-    n.type = ManifestNode::Type::kMap;
-    stack_.push_back(&n);
-    return true;
-  }
+  bool start_object(size_t) { return Open(ManifestNode::Type::kMap); }
   bool key(json::string_t& k) {
+    if (skip_depth_ > 0) return true;
+    if ((IsObject(stack_.size()) && k == "status") ||
+        (IsObject(stack_.size() - 1) && IsLastKey(stack_.size() - 1, "metadata") &&
+         k == "managedFields")) {
+      skip_next_ = true;
+      return true;
+    }
     stack_.back()->entries.emplace_back(std::move(k), ManifestNode());
     return true;
   }
-  bool end_object() {
-    stack_.pop_back();
-    return true;
-  }
-  bool start_array(size_t) {
-    if (TooDeep()) return false;
-    ManifestNode& n = Next();
-    n.type = ManifestNode::Type::kList;
-    stack_.push_back(&n);
-    return true;
-  }
-  bool end_array() {
-    stack_.pop_back();
-    return true;
-  }
+  bool end_object() { return Close(); }
+  bool start_array(size_t) { return Open(ManifestNode::Type::kList); }
+  bool end_array() { return Close(); }
   bool parse_error(size_t position, const std::string&, const nlohmann::detail::exception& e) {
     error_position_ = position;
     error_ = e.what();
@@ -247,18 +239,49 @@ class TreeBuilder {
 
   // Kubernetes objects nest a few levels; a limit keeps the tree (and its destructor) shallow.
   static constexpr size_t kMaxDepth = 512;
-  bool TooDeep() {
-    if (stack_.size() < kMaxDepth) return false;
-    error_ = fmt::format("nested deeper than {} levels", kMaxDepth);
-    too_deep_ = true;
-    return true;
-  }
   bool too_deep() const { return too_deep_; }
-
   size_t error_position() const { return error_position_; }
   const std::string& error() const { return error_; }
 
  private:
+  bool Open(ManifestNode::Type type) {
+    if (skip_next_ || skip_depth_ > 0) {
+      skip_next_ = false;
+      ++skip_depth_;
+      return skip_depth_ < kMaxDepth || TooDeep();
+    }
+    if (stack_.size() >= kMaxDepth) return TooDeep();
+    ManifestNode& n = Next();
+    n.type = type;
+    stack_.push_back(&n);
+    return true;
+  }
+  bool Close() {
+    if (skip_depth_ > 0) {
+      --skip_depth_;
+      return true;
+    }
+    stack_.pop_back();
+    return true;
+  }
+  // The map at stack level `level` (1-based) is an object: the document's root map or an
+  // item of the root's list (`items`).
+  bool IsObject(size_t level) const {
+    if (level == 1) return stack_[0]->type == ManifestNode::Type::kMap;
+    return level == 3 && stack_[0]->type == ManifestNode::Type::kMap &&
+           stack_[1]->type == ManifestNode::Type::kList &&
+           stack_[2]->type == ManifestNode::Type::kMap;
+  }
+  // The last key the map at `level` got is `key` (its value is being read).
+  bool IsLastKey(size_t level, std::string_view key) const {
+    const ManifestNode* map = stack_[level - 1];
+    return !map->entries.empty() && map->entries.back().first == key;
+  }
+  bool TooDeep() {
+    error_ = fmt::format("nested deeper than {} levels", kMaxDepth);
+    too_deep_ = true;
+    return false;
+  }
   // The node the next value fills: the root, a list's new item or the last key's value.
   ManifestNode& Next() {
     if (stack_.empty()) return *root_;
@@ -267,6 +290,10 @@ class TreeBuilder {
     return parent->entries.back().second;
   }
   bool Scalar(ManifestNode::Type type, std::string text) {
+    if (skip_next_ || skip_depth_ > 0) {
+      skip_next_ = false;
+      return true;
+    }
     ManifestNode& n = Next();
     n.type = type;
     n.text = std::move(text);
@@ -275,6 +302,8 @@ class TreeBuilder {
 
   ManifestNode* root_;
   std::vector<ManifestNode*> stack_;
+  bool skip_next_ = false;  // the value of a skipped key comes next
+  size_t skip_depth_ = 0;   // inside a skipped value, this many levels deep
   size_t error_position_ = 0;
   std::string error_;
   bool too_deep_ = false;

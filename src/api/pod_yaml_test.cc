@@ -1432,6 +1432,18 @@ TEST(PodJsonTest, JsonErrorsNameTheSameFieldsAsYaml) {
   Pod pod = MustParseOne(json_pod(R"({"name": "c", "resources": {"limits": {"cpu": 1.5, "memory": 1073741824}}})"));
   EXPECT_EQ(Str(pod.containers[0].resources.limits, "cpu"), "1500m");
   EXPECT_EQ(Str(pod.containers[0].resources.limits, "memory"), "1073741824");
+  // status and metadata.managedFields are not kept, but a label named status is.
+  std::vector<Pod> listed = MustParse(
+      R"({"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Pod",
+          "metadata": {"name": "a", "labels": {"status": "up", "managedFields": "x"},
+                       "managedFields": [{"manager": "m", "fieldsV1": {"f:spec": {}}}]},
+          "spec": {"containers": [{"name": "c"}]}, "status": {"phase": "Running"}}]})");
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].labels.at("status"), "up");
+  EXPECT_EQ(listed[0].labels.at("managedFields"), "x");
+  // A syntax error inside a skipped field is still an error.
+  EXPECT_THAT(ErrorOf(R"({"apiVersion": "v1", "kind": "Pod", "status": {"phase": }})", "p.json"),
+              HasSubstr("malformed JSON"));
   // Deep nesting stops with an error, not a crash.
   std::string deep = "{\"a\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
   EXPECT_THAT(ErrorOf(deep, "deep.json"), HasSubstr("nested deeper than 512 levels"));

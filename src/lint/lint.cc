@@ -97,6 +97,7 @@ std::unique_ptr<cpumanager::StaticPolicy> SizingPolicy(const KubeletConfig& cfg)
   cpumanager::StaticPolicyConfig pc;
   pc.gates.pod_level_resources = cfg.FeatureEnabled(config::kPodLevelResources);
   pc.gates.pod_level_resource_managers = cfg.FeatureEnabled(config::kPodLevelResourceManagers);
+  pc.gates.fix_kubelet_qos_class = PodGatesFromConfig(cfg).fix_kubelet_qos_class;
   auto created = cpumanager::StaticPolicy::Create(CpuTopology(), pc, nullptr);
   if (!created.ok()) return nullptr;  // cannot happen without options and reservations
   return std::move(*created);
