@@ -2,7 +2,6 @@
 
 #include <span>
 #include <string_view>
-#include <vector>
 
 namespace podtopo::config {
 namespace {
@@ -398,16 +397,6 @@ std::span<const std::string_view> FeatureGateDependencies(std::string_view gate)
     if (d.gate == gate) return d.depends_on;
   }
   return {};
-}
-
-std::vector<std::string_view> FeatureGateDependents(std::string_view gate) {
-  std::vector<std::string_view> out;
-  for (const GateDependency& d : kFeatureDependencies) {
-    for (std::string_view dep : d.depends_on) {
-      if (dep == gate) out.push_back(d.gate);
-    }
-  }
-  return out;
 }
 
 const char* GateStageName(GateStage stage) {

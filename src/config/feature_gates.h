@@ -27,7 +27,6 @@
 
 #include <span>
 #include <string_view>
-#include <vector>
 
 namespace podtopo::config {
 
@@ -49,8 +48,6 @@ const FeatureGateSpec* FindFeatureGate(std::string_view name);
 // The gates `gate` depends on, sorted (kube_features.go defaultKubernetesFeatureGateDependencies):
 // when `gate` is enabled every one of them must be enabled. Empty for most gates.
 std::span<const std::string_view> FeatureGateDependencies(std::string_view gate);
-// The gates that name `gate` among their dependencies, sorted.
-std::vector<std::string_view> FeatureGateDependents(std::string_view gate);
 
 // Gate names podtopo reads.
 inline constexpr char kPodLevelResources[] = "PodLevelResources";

@@ -221,11 +221,17 @@ TEST(KubeletConfigTest, GateDependenciesFollowAddDependenciesRules) {
     }
   }
   EXPECT_GT(with_deps, 30u);
-  // The table's dependencies are all known gates (a typo would silently never fire).
-  EXPECT_THAT(FeatureGateDependents("PodLevelResources"),
-              ::testing::ElementsAre("InPlacePodLevelResourcesVerticalScaling",
-                                     "PodLevelResourceManagers", "PodLevelResourcesFixDefaulting",
-                                     "PodLevelResourcesFixKubeletQOSClass"));
+  // The gates that need PodLevelResources in v1.37.
+  std::vector<std::string_view> need_plr;
+  for (const FeatureGateSpec& g : KnownFeatureGates()) {
+    for (std::string_view d : FeatureGateDependencies(g.name)) {
+      if (d == "PodLevelResources") need_plr.push_back(g.name);
+    }
+  }
+  EXPECT_THAT(need_plr, ::testing::ElementsAre("InPlacePodLevelResourcesVerticalScaling",
+                                               "PodLevelResourceManagers",
+                                               "PodLevelResourcesFixDefaulting",
+                                               "PodLevelResourcesFixKubeletQOSClass"));
   // The defaults satisfy every dependency.
   EXPECT_TRUE(KubeletConfig().GateDependencyProblems().empty());
   EXPECT_TRUE(SeedDefault().GateDependencyProblems().empty());

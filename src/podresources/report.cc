@@ -133,8 +133,14 @@ std::shared_ptr<const ServedState> BuildServedState(const serve::NodeSnapshot& s
   }
   for (const Pod& pod : snapshot.rejected) {
     if (s->index.contains(pod.Key())) continue;
-    s->known[pod.Key()] = BuildPodResources(serve::AdmittedPod{pod, PodAllocation{}}, rules,
-                                            device_numa);
+    const serve::AdmittedPod known{pod, PodAllocation{}};
+    if (rules.list_active_pods) {
+      s->known[pod.Key()] = BuildPodResources(known, rules, device_numa);
+      continue;
+    }
+    s->index[pod.Key()] = s->list.pod_resources_size();
+    *s->list.add_pod_resources() = BuildPodResources(known, rules, device_numa);
+    s->uids.push_back(pod.uid);
   }
   s->allocatable = alloc;
   s->pod_wire.reserve(s->list.pod_resources_size());

@@ -42,6 +42,9 @@ enum class Compat { k1_37, k1_36 };
 struct ReportingRules {
   bool pod_level_gate = false;  // the kubelet's PodLevelResourceManagers gate
   Compat compat = Compat::k1_37;
+  // The KubeletPodResourcesListUseActivePods gate (deprecated, on by default): List reports
+  // the active pods. Off, List reports every pod the node knows, rejected ones included.
+  bool list_active_pods = true;
 };
 
 // "resource/id" -> NUMA node (-1: none), from the node's devices.

@@ -218,6 +218,34 @@ TEST_F(ServerTest, GetAnswersForARejectedPodWithoutResources) {
   }
 }
 
+// KubeletPodResourcesListUseActivePods off: the kubelet's List reports GetPods(), every pod the
+// pod manager holds, so the rejected pod is listed too (without resources).
+TEST_F(ServerTest, ListUseActivePodsOffListsRejectedPods) {
+  StartServer(Unlimited());
+  auto node = testutil::MakeNode(testutil::PodScope());
+  serve::NodeSnapshot snap;
+  snap.pods.push_back(testutil::AdmitOrDie(*node, testutil::LoadOnePod(testutil::MixedPodPath())));
+  Pod rejected = testutil::LoadOnePod(testutil::MixedPodPath());
+  rejected.name = "rejected";
+  rejected.uid = "uid-rejected";
+  snap.rejected.push_back(rejected);
+  server_->Publish(
+      BuildServedState(snap, {.pod_level_gate = true, .list_active_pods = false}, {}, {}));
+  v1::ListPodResourcesResponse list;
+  ASSERT_TRUE(List(&list).ok());
+  ASSERT_EQ(list.pod_resources_size(), 2);
+  EXPECT_EQ(list.pod_resources(0).name(), "pod-scope-mixed");
+  EXPECT_EQ(list.pod_resources(1).name(), "rejected");
+  EXPECT_EQ(list.pod_resources(1).containers(2).cpu_ids_size(), 0);
+  v1::GetPodResourcesResponse got;
+  ASSERT_TRUE(Get("default", "rejected", &got).ok());
+  // With the gate on (the default) the same state lists the admitted pod only.
+  server_->Publish(BuildServedState(snap, {.pod_level_gate = true}, {}, {}));
+  list.Clear();
+  ASSERT_TRUE(List(&list).ok());
+  EXPECT_EQ(list.pod_resources_size(), 1);
+}
+
 TEST_F(ServerTest, RateLimitRejectsExcessCallsAndKeepsServing) {
   using Clock = std::chrono::steady_clock;
   now_ns_ = Clock::now().time_since_epoch().count();

@@ -17,6 +17,7 @@
 #include "admission/node.h"
 #include "api/pod_gates.h"
 #include "api/pod_yaml.h"
+#include "config/feature_gates.h"
 #include "fmt/format.h"
 #include "metrics/kubelet_metrics.h"
 #include "nlohmann/json.hpp"
@@ -78,11 +79,12 @@ class Daemon::Impl {
     rules_.pod_level_gate = config_.FeatureEnabled("PodLevelResourceManagers") &&
                             config_.FeatureEnabled("PodLevelResources");
     rules_.compat = options_.compat;
+    rules_.list_active_pods = config_.FeatureEnabled(config::kKubeletPodResourcesListUseActivePods);
     device_numa_ = podresources::DeviceNumaMap(topology_);
     podresources::PodResourcesServer::Options so;
     so.qps = options_.qps;
     so.burst = options_.burst;
-    if (options_.hooks != nullptr) {
+    if (options_.hooks != nullptr && rules_.list_active_pods) {
       RuntimeHooks* hooks = options_.hooks.get();
       so.is_running = [hooks](const std::string& uid) { return hooks->IsRunning(uid); };
     }
