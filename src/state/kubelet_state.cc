@@ -1125,10 +1125,13 @@ absl::StatusOr<RepairPlan> PlanRepair(const CheckReport& report, const Environme
   Managers& m = **managers;
   RepairPlan plan;
   if (auto cpu = PlanCpu(report, m, running, plan)) {
+    // Nothing the kubelet wrote is dropped: unmodelled members and baselines stay.
+    if (report.cpu.has_value()) checkpoint::KeepUnmodelled(*report.cpu, *cpu);
     auto bytes = checkpoint::MarshalCpuCheckpoint(
         *cpu, checkpoint::CpuWriteOptions{checkpoint::CpuFormat::kV4, m.plrm});
     if (!bytes.ok()) {
-      plan.unresolved.push_back(std::string(bytes.status().message()));
+      plan.unresolved.push_back(
+          fmt::format("{}: {}", report.cpu_file.path, bytes.status().message()));
     } else {
       // The planned file must pass the kubelet's start-up checks.
       CpuAnalysis again = AnalyzeCpu(report.cpu_file.path, *bytes, m, nullptr);
@@ -1150,10 +1153,12 @@ absl::StatusOr<RepairPlan> PlanRepair(const CheckReport& report, const Environme
     }
   }
   if (auto mem = PlanMemory(report, m, running, plan)) {
+    if (report.memory.has_value()) checkpoint::KeepUnmodelled(*report.memory, *mem);
     auto bytes = checkpoint::MarshalMemoryCheckpoint(
         *mem, checkpoint::MemoryWriteOptions{checkpoint::MemoryFormat::kV3, m.plrm});
     if (!bytes.ok()) {
-      plan.unresolved.push_back(std::string(bytes.status().message()));
+      plan.unresolved.push_back(
+          fmt::format("{}: {}", report.memory_file.path, bytes.status().message()));
     } else {
       MemoryAnalysis again = AnalyzeMemory(report.memory_file.path, *bytes, m, nullptr);
       if (HasFatal(again.findings, kMemoryFile)) {
