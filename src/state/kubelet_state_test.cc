@@ -644,6 +644,13 @@ TEST(StateRollback, GateOffRefusesPodLevelStateAndRepairDropsThePods) {
                               "reserved 4294967296 / free 11706302464 in the state, 6442450944 / "
                               "9558818816 from the assignments")));
   EXPECT_EQ(Find(*r, "cpu_manager_state", "invalid-state"), nullptr);  // the CPU file passes
+  // Check explains the rollback in both files.
+  for (const char* file : {"cpu_manager_state", "memory_manager_state"}) {
+    const Finding* ignored = Find(*r, file, "pod-entries-ignored");
+    ASSERT_NE(ignored, nullptr) << file;
+    EXPECT_THAT(ignored->message, HasSubstr(kMixedUid));
+    EXPECT_THAT(ignored->advice, HasSubstr("--running-pods"));
+  }
   RunningPods none;
   auto plan = PlanRepair(*r, off, &none);
   ASSERT_TRUE(plan.ok()) << plan.status();
