@@ -212,6 +212,32 @@ void AddStalePods(const char* file, const char* what, const std::set<std::string
   }
 }
 
+// Pods with pod-level entries (KEP-5526) in a checkpoint read while PodLevelResourceManagers
+// is off (a rollback): the kubelet ignores those entries, charges the containers' own, and
+// allocates nothing for such pods; the way out is to drop their entries.
+void AddPodLevelRollback(const char* file, const std::set<std::string>& pods,
+                         std::vector<Finding>& out) {
+  if (pods.empty()) return;
+  Finding f;
+  f.severity = Severity::kWarning;
+  f.file = file;
+  f.problem = "pod-entries-ignored";
+  f.message = fmt::format(
+      "pod-level entries of pod(s) {} were written with PodLevelResourceManagers on, and the "
+      "gate is off now (a rollback)",
+      fmt::join(pods, ", "));
+  f.effect =
+      "the kubelet ignores them: validateState charges each container's own entries instead "
+      "(a pod's shared pool once per container), and a gate-off kubelet allocates nothing for "
+      "pods with pod-level resources";
+  f.advice =
+      "drop those pods' entries: `podtopo state repair --running-pods FILE --yes` with a list "
+      "of the pods to keep (those without spec.resources), then restart the pod-level pods "
+      "(docs/state.md, \"Rolling back\")";
+  f.repairable = true;
+  out.push_back(std::move(f));
+}
+
 std::set<std::string> CpuPods(const cpumanager::CpuState& st) {
   std::set<std::string> pods;
   for (const auto& [uid, _] : st.GetCpuAssignments()) pods.insert(uid);
@@ -441,14 +467,13 @@ CpuAnalysis AnalyzeCpu(const std::string& path, const absl::StatusOr<std::string
     auto st = CpuStateFromCheckpoint(*decoded, path);
     if (st.ok()) ValidateStaticCpu(*st, m, running, a.findings);
   }
-  if (!m.plrm && !decoded->pod_entries.empty()) {
-    Finding f;
-    f.severity = Severity::kInfo;
-    f.file = kCpuFile;
-    f.problem = "pod-entries-ignored";
-    f.message = "pod-level entries are present but PodLevelResourceManagers is off";
-    f.effect = "the kubelet ignores them and drops them at its next write";
-    a.findings.push_back(std::move(f));
+  if (!m.plrm) {
+    std::set<std::string> pods;
+    if (auto with = checkpoint::RestoreCpuCheckpoint(*bytes, path, {inspect.policy_name, true});
+        with.ok()) {
+      for (const auto& [uid, _] : with->pod_entries) pods.insert(uid);
+    }
+    AddPodLevelRollback(kCpuFile, pods, a.findings);
   }
   return a;
 }
@@ -748,6 +773,15 @@ MemoryAnalysis AnalyzeMemory(const std::string& path, const absl::StatusOr<std::
   }
   if (m.memory.has_value()) {
     ValidateStaticMemory(MemoryStateFromCheckpoint(*decoded), m, running, a.findings);
+  }
+  if (!m.plrm) {
+    std::set<std::string> pods;
+    if (auto with =
+            checkpoint::RestoreMemoryCheckpoint(*bytes, path, {inspect.policy_name, true});
+        with.ok()) {
+      for (const auto& [uid, _] : with->pod_entries) pods.insert(uid);
+    }
+    AddPodLevelRollback(kMemoryFile, pods, a.findings);
   }
   return a;
 }
