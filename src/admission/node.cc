@@ -8,6 +8,7 @@
 #include "admission/pod_record.h"
 #include "admission/pod_requests.h"
 #include "admission/state_files.h"
+#include "api/pod_gates.h"
 #include "cpumanager/static_policy.h"
 #include "devicemanager/device_manager.h"
 #include "util/format.h"
@@ -58,6 +59,7 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   Options options;
   bool pod_level_resources = true;
   bool pod_level_managers = false;
+  PodGates pod_gates;  // PodLevelResources and its fix gates, for GetPodQos
 
   // The Topology Manager: policy, scope and the hints it stores per container.
   std::unique_ptr<topologymanager::Manager> tm;
@@ -221,6 +223,7 @@ class MemoryProvider : public topologymanager::HintProvider {
 absl::Status Node::Impl::Init() {
   pod_level_resources = config.FeatureEnabled("PodLevelResources");
   pod_level_managers = config.FeatureEnabled("PodLevelResourceManagers");
+  pod_gates = PodGatesFromConfig(config);
 
   ResourceList capacity = NodeCapacity(topology);
   std::vector<config::Finding> findings = config.Validate(&capacity);
@@ -272,6 +275,7 @@ absl::Status Node::Impl::Init() {
     cc.topology_manager_policy = config.topology_manager_policy;
     cc.gates.pod_level_resources = pod_level_resources;
     cc.gates.pod_level_resource_managers = pod_level_managers;
+    cc.gates.fix_kubelet_qos_class = pod_gates.fix_kubelet_qos_class;
     cc.gates.options = {config.FeatureEnabled("CPUManagerPolicyAlphaOptions"),
                         config.FeatureEnabled("CPUManagerPolicyBetaOptions")};
     if (cc.num_reserved_cpus == 0 && cc.reserved_system_cpus.IsEmpty()) {
@@ -302,7 +306,8 @@ absl::Status Node::Impl::Init() {
       return absl::InvalidArgumentError(
           fmt::format("reservedMemory: {}", reserved.status().message()));
     }
-    memorymanager::PolicyGates gates{pod_level_resources, pod_level_managers};
+    memorymanager::PolicyGates gates{pod_level_resources, pod_level_managers,
+                                     pod_gates.fix_kubelet_qos_class};
     auto p = memorymanager::StaticPolicy::New(*machine, *reserved, this, gates);
     if (!p.ok()) {
       return absl::InvalidArgumentError(
@@ -685,7 +690,7 @@ PodAllocation Node::Impl::View(const Pod& pod) const {
   a.name = pod.name;
   a.uid = pod.uid;
   a.admitted = true;
-  a.qos = GetPodQos(pod, pod_level_resources);
+  a.qos = GetPodQos(pod, pod_gates);
   if (cpu != nullptr) {
     if (auto bubble = cpu_state.GetPodCpuSet(pod.uid); bubble.has_value()) a.cpus = *bubble;
   }
@@ -762,7 +767,7 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
   rejected.namespace_name = pod.namespace_name;
   rejected.name = pod.name;
   rejected.uid = pod.uid;
-  rejected.qos = GetPodQos(pod, m.pod_level_resources);
+  rejected.qos = GetPodQos(pod, m.pod_gates);
   rejected.trace = trace;
   if (auto fit = m.CheckFit(pod); fit.has_value()) {
     rejected.reason = fit->reason;

@@ -204,7 +204,7 @@ bool StaticPolicy::SkipsPodLevelPod(const Pod& pod) const {
 }
 
 int StaticPolicy::GuaranteedCpus(const Pod& pod, const Container& container) const {
-  if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return 0;
+  if (GetPodQos(pod, gates_.Qos()) != QosClass::kGuaranteed) return 0;
   Quantity cpu = QuantityOf(container.resources.requests, kResourceCpu);
   // Pod-level resource management: only containers that are Guaranteed on their own
   // (cpu and memory request == limit) get exclusive CPUs. The kubelet checks only the
@@ -219,7 +219,7 @@ int StaticPolicy::GuaranteedCpus(const Pod& pod, const Container& container) con
 
 int StaticPolicy::PodGuaranteedCpus(const Pod& pod) const {
   if (gates_.pod_level_resource_managers && pod.HasPodLevelResources()) {
-    if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return 0;
+    if (GetPodQos(pod, gates_.Qos()) != QosClass::kGuaranteed) return 0;
     auto it = pod.resources->requests.find(kResourceCpu);
     if (it != pod.resources->requests.end() && IsIntegralCpuAmount(it->second)) {
       return Saturate(it->second.Value());

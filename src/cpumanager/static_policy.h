@@ -72,7 +72,10 @@ class AffinityStore {
 struct StaticPolicyGates {
   bool pod_level_resources = true;           // PodLevelResources (beta, on by default)
   bool pod_level_resource_managers = false;  // PodLevelResourceManagers (off by default)
+  bool fix_kubelet_qos_class = true;         // PodLevelResourcesFixKubeletQOSClass
   OptionGates options;                       // CPUManagerPolicy{Alpha,Beta}Options
+  // The gates GetPodQos reads.
+  PodGates Qos() const { return {pod_level_resources, true, fix_kubelet_qos_class}; }
 };
 
 struct StaticPolicyConfig {

@@ -8,6 +8,8 @@
 #include <set>
 
 #include "config/kubelet_config.h"
+#include "admission/node.h"
+#include "api/pod_yaml.h"
 #include "checkpoint/checksum.h"
 #include "cpuset/cpuset.h"
 #include "gmock/gmock.h"
@@ -611,6 +613,52 @@ TEST(StateRepair, UnknownNestedFieldIsNotRewritten) {
               HasSubstr("cannot keep (data.machineState.0.memoryMap.memory.fragmented;"));
   ASSERT_TRUE(ApplyRepair(*r, *plan, "20260101T000000Z").ok());
   EXPECT_EQ(ReadFile(mem_path).value(), before);
+  fs::remove_all(dir);
+}
+
+// Issue 10 item 7: pod-scope-mixed admitted with PodLevelResourceManagers on; the same node
+// with the gate off does not start (validateState charges every container's blocks: 6Gi
+// against the 4Gi the pod reserved), as the v1.37 kubelet's memory manager does. Dropping the
+// pod-level pods' entries (repair with a running list without them) is the way out.
+TEST(StateRollback, GateOffRefusesPodLevelStateAndRepairDropsThePods) {
+  const std::string dir = podtopo::testing::MakeTempDir("state-rollback");
+  Environment on = Env(dir);
+  {
+    auto node = Node::Create(on.topology, on.config, {dir});
+    ASSERT_TRUE(node.ok()) << node.status();
+    auto pods = LoadPods(podtopo::testing::SourceDir() + "/docs/examples/pod-scope-mixed.yaml");
+    ASSERT_TRUE(pods.ok());
+    auto a = (*node)->Admit(pods->front());
+    ASSERT_TRUE(a.ok() && a->admitted);
+  }
+  Environment off = on;
+  off.config.feature_gates["PodLevelResourceManagers"] = false;
+  auto r = Check(dir, off, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->KubeletStarts());
+  const Finding* f = Find(*r, "memory_manager_state", "machine-state-mismatch");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->kubelet_message,
+            "[memorymanager] the expected machine state is different from the real one");
+  EXPECT_THAT(f->details, ::testing::Contains(HasSubstr(
+                              "reserved 4294967296 / free 11706302464 in the state, 6442450944 / "
+                              "9558818816 from the assignments")));
+  EXPECT_EQ(Find(*r, "cpu_manager_state", "invalid-state"), nullptr);  // the CPU file passes
+  // Check explains the rollback in both files.
+  for (const char* file : {"cpu_manager_state", "memory_manager_state"}) {
+    const Finding* ignored = Find(*r, file, "pod-entries-ignored");
+    ASSERT_NE(ignored, nullptr) << file;
+    EXPECT_THAT(ignored->message, HasSubstr(kMixedUid));
+    EXPECT_THAT(ignored->advice, HasSubstr("--running-pods"));
+  }
+  RunningPods none;
+  auto plan = PlanRepair(*r, off, &none);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->unresolved.empty());
+  ASSERT_TRUE(ApplyRepair(*r, *plan, "20260101T000000Z").ok());
+  auto again = Check(dir, off, nullptr);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->KubeletStarts());
   fs::remove_all(dir);
 }
 

@@ -9,7 +9,7 @@
 // operation the state dir is restarted from (Node::Create must succeed and restore the same
 // allocations) and checked (state::Check must find no fatal problem).
 //
-// Cases: 60 by default; PODTOPO_PROPERTY_OPS scales them (ops / 200, at least 10), as the
+// Cases: 60 by default; PODTOPO_PROPERTY_OPS scales them (ops / 1000, at least 10), as the
 // other property tests scale with it. PODTOPO_KEEP_STATE=1 keeps the state dirs for a look.
 #include <unistd.h>
 
@@ -158,7 +158,7 @@ std::string Describe(const std::vector<PodAllocation>& pods) {
 int Cases() {
   const char* env = std::getenv("PODTOPO_PROPERTY_OPS");
   if (env == nullptr) return 60;
-  return static_cast<int>(std::clamp(std::atol(env) / 200, 10L, 1000L));
+  return static_cast<int>(std::clamp(std::atol(env) / 1000, 10L, 1000L));
 }
 
 TEST(StatePropertyTest, AdmitRestartAndCheckNeverRefuse) {
