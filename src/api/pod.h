@@ -61,6 +61,9 @@ struct Pod {
   std::vector<Container> init_containers;  // regular and restartable, in spec order
   std::vector<Container> containers;
   std::vector<Container> ephemeral_containers;
+  // spec.nodeName: the node the pod is bound to ("" when not scheduled). podtopo compare
+  // places pods by it.
+  std::string node_name;
   // Where the manifest came from ("pod.yaml", "pod.yaml#2", "<stdin>"), for messages.
   std::string source;
 

@@ -832,6 +832,8 @@ Pod ReadPod(const Fields& object, const std::string& base, Problems& problems) {
                        &pod_resources)) {
     pod.resources = std::move(pod_resources);
   }
+  pod.node_name =
+      ReadString(spec.Get("nodeName"), Join(spec_path, "nodeName"), problems).value_or("");
   bool windows = false;
   Fields os;
   if (ReadMap(spec.Get("os"), Join(spec_path, "os"), problems, &os)) {

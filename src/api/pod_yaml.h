@@ -3,7 +3,8 @@
 // A file may hold several YAML documents (`---`) and/or `kind: List` objects (`items`), as
 // `kubectl get pods -o yaml` writes them. Only `apiVersion: v1, kind: Pod` objects are read;
 // any other kind is an error. Fields read: metadata.{name,namespace,uid,labels},
-// spec.resources, spec.os.name, spec.{initContainers,containers,ephemeralContainers}[] with
+// spec.resources, spec.nodeName, spec.os.name,
+// spec.{initContainers,containers,ephemeralContainers}[] with
 // name, image, command, args, restartPolicy, resources.{requests,limits}. Unknown fields are
 // ignored; a field we read with the wrong type is an error. Types follow kubectl (go-yaml
 // v2, YAML 1.1): an unquoted `8080`, `true` or `yes` where a string belongs is an error (as

@@ -4,11 +4,13 @@
 #define PODTOPO_CLI_NODE_FLAGS_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "admission/node.h"
 #include "cli/cli.h"
+#include "config/kubelet_config.h"
 #include "render/admission_render.h"
 
 namespace CLI {
@@ -29,6 +31,10 @@ struct NodeFlags {
   // the Node; on error reports it through ctx and returns null.
   std::unique_ptr<Node> CreateNode(Context& ctx) const;
 };
+
+// Loads a --config file (printing its findings on ctx.err); "" = podtopo's default (the seed
+// configuration, corrected). On error reports it through ctx and returns nullopt.
+std::optional<config::KubeletConfig> LoadConfigFlag(const std::string& path, Context& ctx);
 
 // Loads every pod of every file ("-" = stdin); on error reports through ctx, returns false.
 bool LoadAllPods(const std::vector<std::string>& files, std::vector<Pod>* pods, Context& ctx);
