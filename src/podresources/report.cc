@@ -131,6 +131,11 @@ std::shared_ptr<const ServedState> BuildServedState(const serve::NodeSnapshot& s
     *s->list_v1alpha1.add_pod_resources() = BuildV1alpha1PodResources(p);
     s->uids.push_back(p.pod.uid);
   }
+  for (const Pod& pod : snapshot.rejected) {
+    if (s->index.contains(pod.Key())) continue;
+    s->known[pod.Key()] = BuildPodResources(serve::AdmittedPod{pod, PodAllocation{}}, rules,
+                                            device_numa);
+  }
   s->allocatable = alloc;
   s->pod_wire.reserve(s->list.pod_resources_size());
   for (const auto& pr : s->list.pod_resources()) {

@@ -456,6 +456,7 @@ class Daemon::Impl {
         spdlog::error("{}: pod {} not admitted: {}", PathOf(file), key, msg);
         rejections_[key] = Rejection{file, key, "AdmissionError", msg};
         rejected_fp_[key] = fp;
+        rejected_pods_[key] = pod;
         rejections_dirty_ = true;
         return;
       }
@@ -464,6 +465,7 @@ class Daemon::Impl {
         spdlog::warn("{}: pod {} rejected: {}: {}", PathOf(file), key, a->reason, a->message);
         rejections_[key] = Rejection{file, key, a->reason, a->message};
         rejected_fp_[key] = fp;
+        rejected_pods_[key] = pod;
         rejections_dirty_ = true;
         return;
       }
@@ -471,6 +473,7 @@ class Daemon::Impl {
                    a->cpus.IsEmpty() ? "" : " (pod cpus " + a->cpus.String() + ")");
       if (rejections_.erase(key) > 0) rejections_dirty_ = true;
       rejected_fp_.erase(key);
+      rejected_pods_.erase(key);
       pods_[key] = pod;
       allocations_[key] = *a;
       if (options_.hooks != nullptr) admitted = AdmittedPod{pod, *a};
@@ -487,6 +490,7 @@ class Daemon::Impl {
       std::lock_guard<std::mutex> lock(mu_);
       if (rejections_.erase(key) > 0) rejections_dirty_ = true;
       rejected_fp_.erase(key);
+      rejected_pods_.erase(key);
       auto it = pods_.find(key);
       if (it != pods_.end() && options_.hooks != nullptr) {
         removing = AdmittedPod{it->second, allocations_[key]};
@@ -555,6 +559,7 @@ class Daemon::Impl {
         allocations_[key] = a;
         snap->pods.push_back(AdmittedPod{it->second, std::move(a)});
       }
+      for (const auto& [key, pod] : rejected_pods_) snap->rejected.push_back(pod);
     }
     auto served = podresources::BuildServedState(*snap, rules_, device_numa_, allocatable_);
     {
@@ -598,6 +603,7 @@ class Daemon::Impl {
   std::map<std::string, PodAllocation> allocations_;
   std::map<std::string, Rejection> rejections_;
   std::map<std::string, std::string> rejected_fp_;
+  std::map<std::string, Pod> rejected_pods_;  // rejected pods by key (PodResources Get)
   bool rejections_dirty_ = true;
   v1::AllocatableResourcesResponse allocatable_;
 
