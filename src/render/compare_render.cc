@@ -164,6 +164,36 @@ std::string ReplicasText(const CapacityRow& row, size_t c) {
              : fmt::format("{} (next: {})", row.replicas[c], row.stopped_by[c]);
 }
 
+// The per-node table: a header and one row per listed node (see NodesToList).
+std::vector<std::vector<std::string>> NodeRows(const CompareResult& r,
+                                               const std::vector<size_t>& listed) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> head = {"NODE"};
+  for (const auto& c : r.configs) head.push_back(c.config);
+  rows.push_back(head);
+  for (size_t j : listed) {
+    std::vector<std::string> row = {r.configs[0].nodes[j].node};
+    for (const auto& c : r.configs) row.push_back(NodeCell(c.nodes[j].tally));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// The capacity table: a header and one row per workload and shape.
+std::vector<std::vector<std::string>> CapacityRows(const CompareResult& r,
+                                                   const std::vector<CapacityRow>& capacity) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> head = {"WORKLOAD", "SHAPE"};
+  for (const auto& c : r.configs) head.push_back(c.config);
+  rows.push_back(head);
+  for (const auto& row : capacity) {
+    std::vector<std::string> line = {row.workload, row.shape};
+    for (size_t c = 0; c < r.configs.size(); ++c) line.push_back(ReplicasText(row, c));
+    rows.push_back(std::move(line));
+  }
+  return rows;
+}
+
 // ---- chart layout ----
 
 constexpr int kMargin = 16;
@@ -355,29 +385,11 @@ std::string RenderCompareTable(const CompareResult& result,
                                  ? fmt::format(" (the first {}; -o json has every node)",
                                                listed.size())
                                  : "");
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::string> head = {"NODE"};
-    for (const auto& c : result.configs) head.push_back(c.config);
-    rows.push_back(head);
-    for (size_t j : listed) {
-      std::vector<std::string> row = {result.configs[0].nodes[j].node};
-      for (const auto& c : result.configs) row.push_back(NodeCell(c.nodes[j].tally));
-      rows.push_back(std::move(row));
-    }
-    if (!listed.empty()) out += Columns(rows);
+    if (!listed.empty()) out += Columns(NodeRows(result, listed));
   }
   if (capacity != nullptr) {
     out += "\nCapacity: replicas of each workload that fit on an empty node of each shape\n";
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::string> head = {"WORKLOAD", "SHAPE"};
-    for (const auto& c : result.configs) head.push_back(c.config);
-    rows.push_back(head);
-    for (const auto& row : *capacity) {
-      std::vector<std::string> line = {row.workload, row.shape};
-      for (size_t c = 0; c < result.configs.size(); ++c) line.push_back(ReplicasText(row, c));
-      rows.push_back(std::move(line));
-    }
-    out += Columns(rows);
+    out += Columns(CapacityRows(result, *capacity));
   }
   return out;
 }
@@ -544,29 +556,11 @@ std::string RenderCompareHtml(const CompareResult& result, const CompareChart& c
                            differing > listed.size()
                                ? fmt::format(" (the first {})", listed.size())
                                : "");
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::string> head = {"node"};
-    for (const auto& c : result.configs) head.push_back(c.config);
-    rows.push_back(head);
-    for (size_t j : listed) {
-      std::vector<std::string> row = {result.configs[0].nodes[j].node};
-      for (const auto& c : result.configs) row.push_back(NodeCell(c.nodes[j].tally));
-      rows.push_back(std::move(row));
-    }
-    if (!listed.empty()) o += table(rows);
+    if (!listed.empty()) o += table(NodeRows(result, listed));
   }
   if (capacity != nullptr) {
     o += "<h2>Capacity: replicas that fit on an empty node of each shape</h2>\n";
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::string> head = {"workload", "shape"};
-    for (const auto& c : result.configs) head.push_back(c.config);
-    rows.push_back(head);
-    for (const auto& row : *capacity) {
-      std::vector<std::string> line = {row.workload, row.shape};
-      for (size_t c = 0; c < result.configs.size(); ++c) line.push_back(ReplicasText(row, c));
-      rows.push_back(std::move(line));
-    }
-    o += table(rows);
+    o += table(CapacityRows(result, *capacity));
   }
   o += "<p>Made by podtopo compare: every pod ran through the same admission as "
        "<code>podtopo admit</code>, once per configuration, on empty nodes.</p>\n";
