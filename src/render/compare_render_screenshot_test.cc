@@ -69,7 +69,8 @@ TEST(CompareReportScreenshot, ChromiumShowsTheBars) {
   int checked = 0;
   std::set<std::string> charts;
   for (const auto& r : chart.rects) {
-    if (r.w < 5) continue;
+    // A memory bar's "free" background lies under its pinned part: the legend swatch checks it.
+    if (r.w < 5 || (r.segment == "free" && r.chart != "legend")) continue;
     int x = kOrigin + r.x + r.w / 2, y = kOrigin + r.y + r.h / 2;
     ASSERT_LT(x, img.width);
     ASSERT_LT(y, img.height);
