@@ -76,6 +76,40 @@ TEST(CliTest, ReadmePictureIsCurrent) {
          "docs/examples/pod-scope-mixed.yaml -o svg > docs/images/demo.svg";
 }
 
+// The README's compare picture is what podtopo draws today for the docs' examples, gate off
+// vs on (run from the repository root: the configurations are named as given).
+TEST(CliTest, ReadmeComparePictureIsCurrent) {
+  const std::string command =
+      "compare docs/examples/pod-*.yaml --config docs/examples/kubelet-config-gate-off.yaml "
+      "--config docs/examples/kubelet-config.yaml -o svg";
+  Result r = testing::RunCommand("cd " + testing::SourceDir() + " && " + PODTOPO_BINARY + " " +
+                                 command);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("shop/all-in-main"), std::string::npos);
+  EXPECT_TRUE(r.out == ReadFileOrEmpty(testing::SourceDir() + "/docs/images/compare.svg"))
+      << "docs/images/compare.svg is stale: build/podtopo " << command
+      << " > docs/images/compare.svg";
+}
+
+// The contract's compare shape (DESIGN.md, "Contract additions"), through the binary.
+TEST(CliTest, CompareJsonResultsPerConfiguration) {
+  Result r = Podtopo("compare " + Examples() + "/pod-scope-mixed.yaml --node preset:demo --config " +
+                     Examples() + "/kubelet-config.yaml --config " + Examples() +
+                     "/kubelet-config-gate-off.yaml -o json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["results"].size(), 2u);
+  const auto& on = j["results"][0];
+  EXPECT_EQ(on["total"]["pods"], 1);
+  EXPECT_EQ(on["total"]["admitted"], 1);
+  EXPECT_EQ(on["total"]["exclusiveCpus"], 2);      // main-app
+  EXPECT_EQ(on["total"]["podSharedPoolCpus"], 2);  // the sidecars' pool
+  EXPECT_EQ(on["total"]["alignedPods"], 1);
+  EXPECT_EQ(on["nodes"][0]["node"], "preset:demo");
+  EXPECT_EQ(j["results"][1]["total"]["exclusiveCpus"], 0);  // gate off: the pod runs shared
+  EXPECT_EQ(j["results"][1]["nodes"][0]["defaultCpuSet"], "0-63");
+}
+
 TEST(CliTest, RejectionExitsThree) {
   // 40 CPUs do not fit one NUMA node of preset:demo (16 CPUs) under single-numa-node.
   std::string pod = R"(apiVersion: v1

@@ -57,31 +57,34 @@ void NodeFlags::Add(CLI::App* cmd, bool with_output) {
   }
 }
 
+std::optional<config::KubeletConfig> LoadConfigFlag(const std::string& path, Context& ctx) {
+  if (path.empty()) return config::SeedDefault();
+  auto parsed = config::LoadKubeletConfig(path);
+  if (!parsed.ok()) {
+    ctx.Fail(parsed.status());
+    return std::nullopt;
+  }
+  bool errors = false;
+  for (const auto& f : parsed->findings) {
+    *ctx.err << "podtopo: " << f.ToString() << "\n";
+    errors |= f.severity == config::Finding::Severity::kError;
+  }
+  if (errors) {
+    ctx.exit_code = kExitBadInput;
+    return std::nullopt;
+  }
+  return std::move(parsed->config);
+}
+
 std::unique_ptr<Node> NodeFlags::CreateNode(Context& ctx) const {
   auto topology = LoadNode(node);
   if (!topology.ok()) {
     ctx.Fail(topology.status());
     return nullptr;
   }
-  config::KubeletConfig cfg = config::SeedDefault();
-  if (!config.empty()) {
-    auto parsed = config::LoadKubeletConfig(config);
-    if (!parsed.ok()) {
-      ctx.Fail(parsed.status());
-      return nullptr;
-    }
-    bool errors = false;
-    for (const auto& f : parsed->findings) {
-      *ctx.err << "podtopo: " << f.ToString() << "\n";
-      errors |= f.severity == config::Finding::Severity::kError;
-    }
-    if (errors) {
-      ctx.exit_code = kExitBadInput;
-      return nullptr;
-    }
-    cfg = std::move(parsed->config);
-  }
-  auto created = Node::Create(std::move(*topology), std::move(cfg), {state_dir});
+  std::optional<config::KubeletConfig> cfg = LoadConfigFlag(config, ctx);
+  if (!cfg.has_value()) return nullptr;
+  auto created = Node::Create(std::move(*topology), std::move(*cfg), {state_dir});
   if (!created.ok()) {
     ctx.Fail(created.status());
     return nullptr;

@@ -4,6 +4,7 @@
 #define PODTOPO_CLI_NODE_FLAGS_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ void AddStrictFlag(CLI::App* cmd, bool& strict);
 bool LoadAllPods(const std::vector<std::string>& files, const config::KubeletConfig& cfg,
                  bool strict, std::vector<Pod>* pods, Context& ctx,
                  const std::vector<std::string>& node_names = {});
+
+// Loads a --config file (printing its findings on ctx.err); "" = podtopo's default (the seed
+// configuration, corrected). On error reports it through ctx and returns nullopt.
+std::optional<config::KubeletConfig> LoadConfigFlag(const std::string& path, Context& ctx);
 
 // Writes the pods and the node's pools in the chosen format (table, wide, json, yaml).
 void PrintAllocations(const std::vector<PodAllocation>& pods, const Node& node,

@@ -11,6 +11,7 @@
 #include "CLI/CLI.hpp"
 #include "admission/state_files.h"
 #include "cli/cli.h"
+#include "cli/node_flags.h"
 #include "config/kubelet_config.h"
 #include "nlohmann/json.hpp"
 #include "state/kubelet_state.h"
@@ -64,24 +65,9 @@ std::optional<Loaded> Load(const StateOpts& o, Context& ctx) {
     return std::nullopt;
   }
   l.env.topology = std::move(*topo);
-  l.env.config = config::SeedDefault();
-  if (!o.config.empty()) {
-    auto parsed = config::LoadKubeletConfig(o.config);
-    if (!parsed.ok()) {
-      ctx.Fail(parsed.status());
-      return std::nullopt;
-    }
-    bool errors = false;
-    for (const auto& f : parsed->findings) {
-      *ctx.err << "podtopo: " << f.ToString() << "\n";
-      errors |= f.severity == config::Finding::Severity::kError;
-    }
-    if (errors) {
-      ctx.exit_code = kExitBadInput;
-      return std::nullopt;
-    }
-    l.env.config = std::move(parsed->config);
-  }
+  std::optional<config::KubeletConfig> cfg = LoadConfigFlag(o.config, ctx);
+  if (!cfg.has_value()) return std::nullopt;
+  l.env.config = std::move(*cfg);
   if (!o.running_pods.empty()) {
     auto r = state::LoadRunningPods(o.running_pods);
     if (!r.ok()) {

@@ -1,0 +1,116 @@
+// podtopo compare (see ../shared/DESIGN.md "Contract additions"): the same pods on the same
+// nodes under two or more kubelet configurations, through compare/compare.h.
+#include <algorithm>
+#include <iterator>
+#include <ostream>
+#include <sstream>
+#include <utility>
+
+#include "CLI/CLI.hpp"
+#include "api/pod_gates.h"
+#include "cli/cli.h"
+#include "cli/node_flags.h"
+#include "compare/compare.h"
+#include "compare/fleet.h"
+#include "render/compare_render.h"
+
+namespace podtopo::cli {
+
+void AddCompareCommand(CLI::App& app, Context& ctx) {
+  struct CompareOpts {
+    std::vector<std::string> files;
+    std::vector<std::string> nodes;
+    std::vector<std::string> configs;
+    std::string place;
+    bool capacity = false;
+    int threads = 0;
+    bool strict = false;
+    std::string output = "table";
+  };
+  auto o = std::make_shared<CompareOpts>();
+  CLI::App* cc = app.add_subcommand(
+      "compare",
+      "Run the same pods on the same nodes under two or more kubelet configurations and say "
+      "what changes");
+  cc->add_option("pods", o->files, "pod manifests (several documents or a List; - = stdin)")
+      ->required();
+  cc->add_option("--node", o->nodes,
+                 "[NAME=]SPEC, [NAME=]SPEC*COUNT or a directory of node files; repeatable "
+                 "(default: preset:demo)");
+  cc->add_option("--config", o->configs, "KubeletConfiguration file; two or more")->required();
+  cc->add_option("--place", o->place,
+                 "first-fit: pods without spec.nodeName go to the first node that admits them "
+                 "(needed with several nodes)")
+      ->check(CLI::IsMember({"first-fit"}));
+  cc->add_flag("--capacity", o->capacity,
+               "also count how many replicas of each workload fit on an empty node of each "
+               "shape, under each configuration");
+  cc->add_option("--threads", o->threads, "threads for the nodes (default: one per CPU)")
+      ->check(CLI::Range(0, 1024));
+  cc->add_option("-o,--output", o->output, "table | json | html | svg")
+      ->check(CLI::IsMember({"table", "json", "html", "svg"}))
+      ->capture_default_str();
+  AddStrictFlag(cc, o->strict);
+  cc->callback([o, &ctx] {
+    if (o->configs.size() < 2) {
+      return ctx.Fail("compare: give --config at least twice (the configurations to compare)");
+    }
+    auto fleet = compare::LoadFleet(o->nodes.empty() ? std::vector<std::string>{"preset:demo"}
+                                                     : o->nodes);
+    if (!fleet.ok()) return ctx.Fail(fleet.status());
+    compare::CompareRequest req;
+    req.fleet = std::move(*fleet);
+    req.placement =
+        o->place == "first-fit" ? compare::Placement::kFirstFit : compare::Placement::kByNodeName;
+    req.threads = o->threads;
+    std::vector<std::string> node_names;
+    for (const auto& n : req.fleet) node_names.push_back(n.name);
+    // The pods are defaulted with each configuration's pod gates (api/pod_gates.h); files are
+    // read once per distinct set of gates, and skipped kinds are reported once.
+    std::vector<std::pair<PodGates, std::vector<Pod>>> loaded;
+    std::ostringstream quiet;
+    for (const auto& path : o->configs) {
+      std::optional<config::KubeletConfig> cfg = LoadConfigFlag(path, ctx);
+      if (!cfg.has_value()) return;
+      const PodGates gates = PodGatesFromConfig(*cfg);
+      auto same = std::find_if(loaded.begin(), loaded.end(), [&](const auto& l) {
+        return l.first.pod_level_resources == gates.pod_level_resources &&
+               l.first.fix_defaulting == gates.fix_defaulting &&
+               l.first.fix_kubelet_qos_class == gates.fix_kubelet_qos_class;
+      });
+      if (same == loaded.end()) {
+        Context load_ctx = ctx;
+        if (!loaded.empty()) load_ctx.err = &quiet;
+        std::vector<Pod> pods;
+        if (!LoadAllPods(o->files, *cfg, o->strict, &pods, load_ctx, node_names)) {
+          ctx.exit_code = load_ctx.exit_code;
+          if (load_ctx.err != ctx.err) *ctx.err << quiet.str();
+          return;
+        }
+        loaded.emplace_back(gates, std::move(pods));
+        same = std::prev(loaded.end());
+      }
+      req.configs.push_back({path, std::move(*cfg), same->second});
+    }
+    auto result = compare::Compare(req);
+    if (!result.ok()) return ctx.Fail(result.status());
+    std::optional<std::vector<compare::CapacityRow>> capacity;
+    if (o->capacity) {
+      auto rows = compare::Capacity(req);
+      if (!rows.ok()) return ctx.Fail(rows.status());
+      capacity = std::move(*rows);
+    }
+    const auto* cap = capacity.has_value() ? &*capacity : nullptr;
+    if (o->output == "json") {
+      *ctx.out << RenderCompareJson(*result, cap);
+    } else if (o->output == "html") {
+      *ctx.out << RenderCompareHtml(*result, BuildCompareChart(*result), cap);
+    } else if (o->output == "svg") {
+      *ctx.out << RenderCompareSvg(BuildCompareChart(*result));
+    } else {
+      *ctx.out << RenderCompareTable(*result, cap);
+    }
+  });
+}
+
+}  // namespace podtopo::cli

@@ -1,0 +1,257 @@
+// `podtopo compare` against `podtopo admit`: over random workloads, nodes and pairs of
+// configurations, compare's totals (and its one node) equal what admit's -o json gives under
+// each configuration, counted here from admit's output as the contract defines the counts.
+// Also: the command's errors and exit codes.
+#include <filesystem>
+#include <sstream>
+
+#include "cli/cli.h"
+#include "cpuset/cpuset.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "rapidcheck.h"
+#include "rapidcheck/gtest.h"
+#include "testing/testing.h"
+#include "util/file.h"
+
+namespace podtopo {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int code = 0;
+  std::string out, err;
+};
+
+Result RunCli(std::vector<std::string> args) {
+  args.insert(args.begin(), "podtopo");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  std::ostringstream out, err;
+  Result r;
+  r.code = cli::Run(static_cast<int>(argv.size()), argv.data(), out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+std::string Example(const std::string& f) { return testing::SourceDir() + "/docs/examples/" + f; }
+
+// The configurations the property draws from: the docs' two, and the seed one with container
+// scope, with the best-effort and restricted Topology Manager policies, and without the
+// Memory Manager.
+const std::vector<std::string>& ConfigFiles() {
+  static const std::vector<std::string> files = [] {
+    std::string dir = testing::MakeTempDir("podtopo-compare-configs");
+    std::string seed = testing::ReadFileOrEmpty(Example("kubelet-config.yaml"));
+    auto variant = [&](const std::string& name, const std::string& from, const std::string& to) {
+      std::string text = seed;
+      size_t at = text.find(from);
+      EXPECT_NE(at, std::string::npos) << from;
+      text.replace(at, from.size(), to);
+      std::string path = dir + "/" + name;
+      EXPECT_TRUE(WriteFileAtomically(path, text).ok());
+      return path;
+    };
+    return std::vector<std::string>{
+        Example("kubelet-config.yaml"),
+        Example("kubelet-config-gate-off.yaml"),
+        variant("container-scope.yaml", "topologyManagerScope: pod", "topologyManagerScope: container"),
+        variant("best-effort.yaml", "topologyManagerPolicy: single-numa-node",
+                "topologyManagerPolicy: best-effort"),
+        variant("restricted.yaml", "topologyManagerPolicy: single-numa-node",
+                "topologyManagerPolicy: restricted"),
+        variant("no-memory-manager.yaml",
+                "memoryManagerPolicy: Static", "memoryManagerPolicy: None"),
+    };
+  }();
+  return files;
+}
+
+// requests = limits (guaranteed), or limits twice the requests.
+std::string Resources(int cpu_milli, int memory_mi, bool guaranteed) {
+  auto list = [](int milli, int mi) {
+    std::string cpu = milli % 1000 == 0 ? std::to_string(milli / 1000) : std::to_string(milli) + "m";
+    return fmt::format("{{cpu: \"{}\", memory: {}Mi}}", cpu, mi);
+  };
+  return fmt::format("{{requests: {}, limits: {}}}", list(cpu_milli, memory_mi),
+                     guaranteed ? list(cpu_milli, memory_mi) : list(2 * cpu_milli, 2 * memory_mi));
+}
+
+// A random pod manifest: with or without pod-level resources, a main container, sidecars
+// (restartable init containers), Guaranteed or Burstable or no container resources.
+rc::Gen<std::string> GenPod(int index) {
+  return rc::gen::exec([index] {
+    std::string name = fmt::format("p{}", index);
+    bool pod_level = *rc::gen::arbitrary<bool>();
+    int sidecars = *rc::gen::inRange(0, 3);
+    std::string out = fmt::format("apiVersion: v1\nkind: Pod\nmetadata: {{name: {}}}\nspec:\n", name);
+    int pod_cpu = *rc::gen::inRange(4, 9);  // room for 3 one-CPU containers
+    int pod_mem = 512 * *rc::gen::inRange(1, 9);
+    if (pod_level) {
+      bool guaranteed = *rc::gen::inRange(0, 4) != 0;
+      out += "  resources: " + Resources(pod_cpu * 1000, pod_mem, guaranteed) + "\n";
+    }
+    // A container's resources: none, Guaranteed whole CPUs, or Burstable millicores; under
+    // pod-level resources they stay within the pod's.
+    auto container = [&](const std::string& cname, bool sidecar) {
+      std::string c = fmt::format("  - name: {}\n    image: x\n", cname);
+      if (sidecar) c += "    restartPolicy: Always\n";
+      int kind = *rc::gen::inRange(0, 3);
+      if (kind == 1) {
+        int cpu = pod_level ? 1 : *rc::gen::inRange(1, 5);
+        c += "    resources: " + Resources(cpu * 1000, pod_level ? 128 : 256 * *rc::gen::inRange(1, 5), true) + "\n";
+      } else if (kind == 2) {
+        c += "    resources: " + Resources(100 * *rc::gen::inRange(1, 5), 64, false) + "\n";
+      }
+      return c;
+    };
+    if (sidecars > 0) {
+      out += "  initContainers:\n";
+      for (int s = 0; s < sidecars; ++s) out += container(fmt::format("side{}", s), true);
+    }
+    out += "  containers:\n" + container("main", false);
+    return out;
+  });
+}
+
+// The contract's counts, from admit -o json.
+struct Counts {
+  int pods = 0, admitted = 0, exclusive = 0, pod_shared = 0, aligned = 0, node_shared = 0;
+  std::map<std::string, int> rejected;
+};
+
+Counts FromAdmit(const nlohmann::json& j) {
+  Counts c;
+  for (const auto& p : j["pods"]) {
+    ++c.pods;
+    if (!p["admitted"].get<bool>()) {
+      ++c.rejected[p["reason"].get<std::string>()];
+      continue;
+    }
+    ++c.admitted;
+    CpuSet exclusive;
+    for (const auto& ct : p["containers"]) {
+      std::string a = ct["assignment"];
+      if (a == "node_exclusive" || a == "pod_exclusive") {
+        exclusive.UnionWith(CpuSet::Parse(ct["cpus"].get<std::string>()).value());
+      }
+    }
+    c.exclusive += exclusive.Size();
+    c.pod_shared += CpuSet::Parse(p["cpus"].get<std::string>()).value().Difference(exclusive).Size();
+    if (p["topologyHint"].is_object() && p["topologyHint"]["preferred"].get<bool>()) ++c.aligned;
+  }
+  c.node_shared = CpuSet::Parse(j["node"]["defaultCpuSet"].get<std::string>()).value().Size();
+  return c;
+}
+
+Counts FromCompare(const nlohmann::json& t) {
+  Counts c;
+  c.pods = t["pods"];
+  c.admitted = t["admitted"];
+  c.exclusive = t["exclusiveCpus"];
+  c.pod_shared = t["podSharedPoolCpus"];
+  c.aligned = t["alignedPods"];
+  c.node_shared = t["nodeSharedPoolCpus"];
+  for (const auto& [reason, n] : t["rejected"].items()) c.rejected[reason] = n;
+  return c;
+}
+
+void ExpectSame(const Counts& compare, const Counts& admit) {
+  RC_ASSERT(compare.pods == admit.pods);
+  RC_ASSERT(compare.admitted == admit.admitted);
+  RC_ASSERT(compare.rejected == admit.rejected);
+  RC_ASSERT(compare.exclusive == admit.exclusive);
+  RC_ASSERT(compare.pod_shared == admit.pod_shared);
+  RC_ASSERT(compare.aligned == admit.aligned);
+  RC_ASSERT(compare.node_shared == admit.node_shared);
+}
+
+RC_GTEST_PROP(CompareCommandProperty, TotalsEqualAdmitUnderEachConfiguration, ()) {
+  const int n = *rc::gen::inRange(1, 20);
+  std::string manifest;
+  for (int i = 0; i < n; ++i) manifest += (i ? "---\n" : "") + *GenPod(i);
+  const auto& configs = ConfigFiles();
+  const int a = *rc::gen::inRange(0, static_cast<int>(configs.size()));
+  const int b = *rc::gen::inRange(0, static_cast<int>(configs.size()));
+  const std::string node = *rc::gen::element<std::string>("preset:demo", "preset:dual-socket-ht",
+                                                          "preset:single-socket-ht");
+  static const std::string dir = testing::MakeTempDir("podtopo-compare-property");
+  const std::string pods = dir + "/pods.yaml";
+  RC_ASSERT(WriteFileAtomically(pods, manifest).ok());
+
+  Result cmp = RunCli({"compare", pods, "--node", node, "--config", configs[a], "--config",
+                       configs[b], "-o", "json"});
+  RC_LOG() << "compare: " << cmp.err << "\n" << manifest;
+  RC_ASSERT(cmp.code == 0);
+  nlohmann::json cj = nlohmann::json::parse(cmp.out);
+  RC_ASSERT(cj["results"].size() == 2u);
+  RC_CLASSIFY(cj["results"][0]["total"] != cj["results"][1]["total"], "configurations differ");
+  RC_CLASSIFY(cj["results"][0]["total"]["admitted"] != n, "some pod rejected");
+  int index = 0;
+  for (int c : {a, b}) {
+    Result adm = RunCli({"admit", pods, "--node", node, "--config", configs[c], "-o", "json"});
+    RC_LOG() << "admit: " << adm.err;
+    RC_ASSERT(adm.code == 0 || adm.code == 3);
+    Counts want = FromAdmit(nlohmann::json::parse(adm.out));
+    const auto& result = cj["results"][index++];
+    RC_ASSERT(result["config"] == configs[c]);
+    ExpectSame(FromCompare(result["total"]), want);
+    RC_ASSERT(result["nodes"].size() == 1u);
+    ExpectSame(FromCompare(result["nodes"][0]), want);
+    RC_ASSERT(result["nodes"][0]["defaultCpuSet"] ==
+              nlohmann::json::parse(adm.out)["node"]["defaultCpuSet"]);
+  }
+}
+
+TEST(CompareCommand, HookSmokeAndOutputs) {
+  std::string dir = testing::MakeTempDir("podtopo-compare-cli");
+  std::string cfg = dir + "/c.yaml", pod = dir + "/p.yaml";
+  ASSERT_TRUE(WriteFileAtomically(cfg, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n").ok());
+  ASSERT_TRUE(WriteFileAtomically(pod, "apiVersion: v1\nkind: Pod\nmetadata: {name: smoke}\nspec:\n  containers:\n  - {name: c, image: x}\n").ok());
+  Result r = RunCli({"compare", pod, "--node", "preset:demo", "--config", cfg, "--config", cfg, "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["results"].size(), 2u);
+  EXPECT_EQ(j["results"][0]["total"]["pods"], 1);
+  EXPECT_EQ(j["differences"][0]["changes"], nlohmann::json::array());
+  Result table = RunCli({"compare", pod, "--config", cfg, "--config", cfg});
+  EXPECT_EQ(table.code, 0);
+  EXPECT_THAT(table.out, HasSubstr("no difference"));
+  Result html = RunCli({"compare", pod, "--config", cfg, "--config", cfg, "-o", "html"});
+  EXPECT_THAT(html.out, ::testing::StartsWith("<!DOCTYPE html>"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CompareCommand, BadInputExitsOneAndWritesNothing) {
+  std::string dir = testing::MakeTempDir("podtopo-compare-bad");
+  std::string on = Example("kubelet-config.yaml"), off = Example("kubelet-config-gate-off.yaml");
+  std::string pods = Example("pod-scope-mixed.yaml");
+  auto expect_bad = [&](std::vector<std::string> args, const std::string& message) {
+    Result r = RunCli(args);
+    EXPECT_EQ(r.code, 1) << message;
+    EXPECT_EQ(r.out, "") << message;
+    EXPECT_THAT(r.err, HasSubstr(message));
+  };
+  expect_bad({"compare", pods, "--config", on}, "give --config at least twice");
+  std::filesystem::create_directories(dir + "/fleet");
+  ASSERT_TRUE(WriteFileAtomically(dir + "/fleet/a.json", "{\"cpus\": 3}").ok());
+  expect_bad({"compare", pods, "--node", dir + "/fleet", "--config", off, "--config", on},
+             "--node " + dir + "/fleet: " + dir + "/fleet/a.json");
+  expect_bad({"compare", pods, "--node", "a=preset:demo", "--node", "b=preset:demo", "--config",
+              off, "--config", on},
+             "pod default/pod-scope-mixed: spec.nodeName: not set");
+  std::string bound = dir + "/bound.yaml";
+  ASSERT_TRUE(WriteFileAtomically(bound, "apiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec:\n  nodeName: gone\n  containers:\n  - {name: c, image: x}\n").ok());
+  expect_bad({"compare", bound, "--node", "a=preset:demo", "--config", off, "--config", on},
+             bound + ": pod default/b: spec.nodeName: no --node is named \"gone\"");
+  std::string bad_cfg = dir + "/bad.yaml";
+  ASSERT_TRUE(WriteFileAtomically(bad_cfg, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuManagerPolicy: [1]\n").ok());
+  expect_bad({"compare", pods, "--config", off, "--config", bad_cfg}, bad_cfg);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace podtopo
