@@ -697,7 +697,14 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
     return rejected;
   }
   m.admitted.push_back(pod);
-  if (auto s = m.Save(); !s.ok()) return s;
+  if (auto s = m.Save(); !s.ok()) {
+    // Not written (a full or read-only disk): the pod is not admitted, in memory either, so that
+    // no later write records a pod nobody was told was admitted. Files already replaced hold
+    // stale entries, which the next start releases (the record is written last).
+    m.admitted.pop_back();
+    m.Release(pod);
+    return s;
+  }
   PodAllocation admitted = m.View(pod);
   admitted.trace = trace;
   return admitted;
