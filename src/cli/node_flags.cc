@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "CLI/CLI.hpp"
+#include "api/pod_gates.h"
 #include "api/pod_yaml.h"
 #include "config/kubelet_config.h"
 #include "topology/node_source.h"
@@ -88,14 +89,30 @@ std::unique_ptr<Node> NodeFlags::CreateNode(Context& ctx) const {
   return std::move(*created);
 }
 
-bool LoadAllPods(const std::vector<std::string>& files, std::vector<Pod>* pods, Context& ctx) {
+void AddStrictFlag(CLI::App* cmd, bool& strict) {
+  cmd->add_flag("--strict", strict,
+                "objects of kinds podtopo does not read (Service, ConfigMap, ...) are errors "
+                "instead of being skipped");
+}
+
+bool LoadAllPods(const std::vector<std::string>& files, const config::KubeletConfig& cfg,
+                 bool strict, std::vector<Pod>* pods, Context& ctx,
+                 const std::vector<std::string>& node_names) {
+  std::map<std::string, int> skipped;
+  PodLoadOptions options{PodGatesFromConfig(cfg), node_names, strict, &skipped};
   for (const auto& f : files) {
-    auto loaded = LoadPods(f);
+    auto loaded = LoadPods(f, options);
     if (!loaded.ok()) {
       ctx.Fail(loaded.status());
       return false;
     }
     for (auto& p : *loaded) pods->push_back(std::move(p));
+  }
+  for (const auto& [kind, count] : skipped) {
+    *ctx.err << fmt::format(
+        "podtopo: skipped {} {} object{} (podtopo reads pods and workload controllers; "
+        "--strict makes this an error)\n",
+        count, kind, count == 1 ? "" : "s");
   }
   return true;
 }
