@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential g++ cmake ninja-build pkg-config git python3 ca-certificates
+  # clang for the sanitizer build and libFuzzer (fuzz/; libclang-rt has the fuzzer runtime)
+  clang-14 libclang-rt-14-dev
   # libraries (see ../shared/DESIGN.md "Dependencies")
   libabsl-dev libyaml-cpp-dev nlohmann-json3-dev libhwloc-dev hwloc libcli11-dev
   libfmt-dev libspdlog-dev prometheus-cpp-dev

@@ -102,7 +102,8 @@ class Node {
   // Admits `pod` as a kubelet receiving it. A pod already admitted (same namespace/name and
   // uid) is reported as it is, unchanged. A rejected pod leaves no state behind. With a state
   // dir the new state is written before returning (not with Options::read_only); a write
-  // failure is returned as an error. The result carries the admission's trace.
+  // failure is returned as an error and leaves the pod not admitted. The result carries the
+  // admission's trace.
   absl::StatusOr<PodAllocation> Admit(const Pod& pod);
 
   // Releases the pod's containers (kNotFound for an unknown pod).

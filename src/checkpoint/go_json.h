@@ -46,7 +46,22 @@ struct Value {
   std::vector<std::pair<std::string, Value>> object;
 
   bool IsNull() const { return kind == Kind::kNull; }
+
+  // Declared here, defaulted below: clang 14 with libstdc++ 12 cannot instantiate
+  // std::pair<std::string, Value> while Value's implicit members are still pending.
+  Value();
+  Value(const Value&);
+  Value(Value&&) noexcept;
+  Value& operator=(const Value&);
+  Value& operator=(Value&&) noexcept;
+  ~Value();
 };
+inline Value::Value() = default;
+inline Value::Value(const Value&) = default;
+inline Value::Value(Value&&) noexcept = default;
+inline Value& Value::operator=(const Value&) = default;
+inline Value& Value::operator=(Value&&) noexcept = default;
+inline Value::~Value() = default;
 
 // Parses `data` as one JSON document. Errors (kInvalidArgument) carry Go's SyntaxError text.
 absl::StatusOr<Value> Parse(std::string_view data);

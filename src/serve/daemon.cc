@@ -124,9 +124,7 @@ class Daemon::Impl {
     if (inotify_fd_ < 0 || stop_fd_ < 0) {
       return absl::InternalError(fmt::format("inotify: {}", std::strerror(errno)));
     }
-    if (inotify_add_watch(inotify_fd_, options_.pods_dir.c_str(),
-                          IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE |
-                              IN_DELETE_SELF | IN_MOVE_SELF) < 0) {
+    if (!WatchPodsDir()) {
       return absl::InvalidArgumentError(
           fmt::format("--pods-dir {}: cannot watch: {}", options_.pods_dir, std::strerror(errno)));
     }
@@ -210,7 +208,10 @@ class Daemon::Impl {
     {
       std::lock_guard<std::mutex> lock(mu_);
       node_ = std::move(*node);
-      // Restored pods: keep the manifest's pod (with its images) when it still has the pod.
+      // Restored pods: keep the manifest's pod (with its images) when it still has the pod
+      // with the recorded resource model. A manifest changed while the daemon was down keeps
+      // the recorded pod here, so that processing the manifest below sees the change and
+      // admits the pod again (the allocation belongs to the recorded model).
       std::map<std::string, Pod> manifest_pods;
       for (const auto& [name, content] : initial) {
         auto parsed = ParseManifest(content, name);
@@ -219,11 +220,13 @@ class Daemon::Impl {
       }
       for (const auto& a : node_->AdmittedPods()) {
         std::string key = fmt::format("{}/{}", a.namespace_name, a.name);
+        const Pod* recorded = node_->FindPod(a.namespace_name, a.name);
         auto it = manifest_pods.find(key);
-        if (it != manifest_pods.end() && it->second.uid == a.uid) {
+        if (it != manifest_pods.end() && recorded != nullptr &&
+            Fingerprint(it->second) == Fingerprint(*recorded)) {
           pods_[key] = it->second;
-        } else if (const Pod* p = node_->FindPod(a.namespace_name, a.name); p != nullptr) {
-          pods_[key] = *p;
+        } else if (recorded != nullptr) {
+          pods_[key] = *recorded;
         }
         allocations_[key] = a;
       }
@@ -320,11 +323,24 @@ class Daemon::Impl {
     return *text;
   }
 
+  bool WatchPodsDir() {
+    pods_wd_ = inotify_add_watch(inotify_fd_, options_.pods_dir.c_str(),
+                                 IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
+                                     IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF);
+    return pods_wd_ >= 0;
+  }
+
   void EventLoop() {
     alignas(struct inotify_event) char buf[64 * 1024];
     while (true) {
       pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};
-      int n = poll(fds, 2, -1);
+      // Without a watch (the pods dir was removed or moved away), look for it every 500 ms.
+      bool retrying;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        retrying = !release_retry_.empty();
+      }
+      int n = poll(fds, 2, pods_wd_ < 0 || retrying ? 500 : -1);
       if (n < 0) {
         if (errno == EINTR) continue;
         spdlog::error("poll: {}", std::strerror(errno));
@@ -333,6 +349,15 @@ class Daemon::Impl {
       if (fds[0].revents & POLLIN) return;
       std::set<std::string> names;
       bool rescan = false;
+      if (retrying) {
+        RetryReleases();
+        Rebuild();
+        BumpGeneration();
+      }
+      if (pods_wd_ < 0 && WatchPodsDir()) {
+        spdlog::warn("--pods-dir {} is there again; rescanning it", options_.pods_dir);
+        rescan = true;
+      }
       // Read what is there, then coalesce what follows within 20 ms (an editor's save is a
       // burst of events).
       for (int round = 0; round < 2; ++round) {
@@ -343,8 +368,14 @@ class Daemon::Impl {
             auto* ev = reinterpret_cast<struct inotify_event*>(p);
             if (ev->mask & IN_Q_OVERFLOW) rescan = true;
             if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
-              spdlog::error("--pods-dir {} was removed or moved; pods stay as they are",
+              spdlog::error("--pods-dir {} was removed or moved; its pods stay as they are "
+                            "until it is there again",
                             options_.pods_dir);
+              // A moved directory would still be watched under its new name: stop that.
+              if ((ev->mask & IN_MOVE_SELF) && pods_wd_ >= 0) {
+                inotify_rm_watch(inotify_fd_, pods_wd_);
+              }
+              pods_wd_ = -1;
             }
             if (ev->len > 0) {
               std::string name = ev->name;
@@ -519,13 +550,34 @@ class Daemon::Impl {
     auto it = pods_.find(key);
     if (it == pods_.end()) return;
     auto removed = node_->Remove(it->second.namespace_name, it->second.name);
+    if (!removed.ok() && removed.status().code() != absl::StatusCode::kNotFound &&
+        node_->FindPod(it->second.namespace_name, it->second.name) != nullptr) {
+      // Not written (a full or read-only disk): the pod still holds its resources, on disk and
+      // here, and stays listed; the release is tried again (RetryReleases).
+      spdlog::error("pod {}: release failed, will retry: {}", key, removed.status().ToString());
+      release_retry_.insert(key);
+      return;
+    }
     if (!removed.ok()) {
       spdlog::error("pod {}: release failed: {}", key, removed.status().ToString());
     } else {
       spdlog::info("pod {} released", key);
     }
+    release_retry_.erase(key);
     pods_.erase(it);
     allocations_.erase(key);
+  }
+
+  // Releases again the pods whose release could not be written, when no manifest holds them.
+  void RetryReleases() {
+    std::set<std::string> keys;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      keys.swap(release_retry_);
+    }
+    for (const auto& key : keys) {
+      if (!owner_.contains(key)) ReleasePod(key);
+    }
   }
 
   // Forgets the DuplicatePod rejections of `file`'s pods.
@@ -619,6 +671,7 @@ class Daemon::Impl {
   std::map<std::string, Pod> pods_;
   std::map<std::string, PodAllocation> allocations_;
   std::map<std::string, Rejection> rejections_;
+  std::set<std::string> release_retry_;  // pods whose release could not be written
   std::map<std::string, std::string> rejected_fp_;
   std::map<std::string, Pod> rejected_pods_;  // rejected pods by key (PodResources Get)
   bool rejections_dirty_ = true;
@@ -642,6 +695,7 @@ class Daemon::Impl {
   absl::Status restore_status_;
 
   int inotify_fd_ = -1;
+  int pods_wd_ = -1;  // the pods dir's watch; -1 while the directory is gone
   int stop_fd_ = -1;
   std::thread thread_;
   std::once_flag stop_once_;

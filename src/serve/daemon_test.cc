@@ -234,6 +234,31 @@ TEST_F(DaemonTest, RestartKeepsEveryAllocationAndReleasesPodsWhoseManifestWentAw
             before.default_cpus.Size() + Find(before, "b")->allocation.cpus.Size());
 }
 
+// Found by tests/reliability/kill_test.py: a manifest whose resources changed while the daemon
+// was down (or just before it was killed) kept the recorded allocation, reported with the old
+// size.
+TEST_F(DaemonTest, ManifestChangedWhileDownIsAdmittedAgainAtRestart) {
+  WriteManifest(pods_, "a.yaml", PodYaml("a", 2, 1));
+  WriteManifest(pods_, "b.yaml", PodYaml("b", 2, 1));
+  Start();
+  ASSERT_TRUE(daemon_->WaitRestored().ok());
+  ASSERT_TRUE(Has("a") && Has("b"));
+  NodeSnapshot before = daemon_->Snapshot();
+  daemon_->Stop();
+  daemon_.reset();
+  WriteManifest(pods_, "a.yaml", PodYaml("a", 4, 2));  // while the daemon is down
+
+  Start();
+  ASSERT_TRUE(daemon_->WaitRestored().ok());
+  NodeSnapshot after = daemon_->Snapshot();
+  ASSERT_NE(Find(after, "a"), nullptr);
+  EXPECT_EQ(Find(after, "a")->allocation.cpus.Size(), 4);
+  EXPECT_EQ(Find(after, "a")->pod.resources->requests.at("cpu").Value(), 4);
+  // The unchanged pod keeps its CPUs exactly.
+  ASSERT_NE(Find(after, "b"), nullptr);
+  EXPECT_EQ(Find(after, "b")->allocation.cpus, Find(before, "b")->allocation.cpus);
+}
+
 TEST_F(DaemonTest, FailedPreconditionUntilRestored) {
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();

@@ -87,7 +87,9 @@ class Reader {
 absl::Status Reader::CheckKeys(const Json& obj, const std::string& path,
                                std::initializer_list<const char*> allowed) const {
   for (const auto& [key, _] : obj.items()) {
-    if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
+    // (An init-capture: clang 14 cannot capture a structured binding.)
+    if (std::none_of(allowed.begin(), allowed.end(),
+                     [&key = key](const char* a) { return key == a; })) {
       std::string list;
       for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
       std::string where = path.empty() ? key : path + "." + key;

@@ -245,15 +245,7 @@ absl::StatusOr<MergeRequest> MergeRequestFromJson(const json& doc) {
   return request;
 }
 
-absl::StatusOr<MergeResult> RunMergeRequest(const MergeRequest& request,
-                                            const MergeOverrides& overrides) {
-  std::optional<std::string> policy_name = overrides.policy ? overrides.policy : request.policy;
-  if (!policy_name.has_value()) {
-    return Error("policy", "missing (set \"policy\" in the input or pass --policy)");
-  }
-  std::map<std::string, std::string> options = request.options;
-  for (const auto& [key, value] : overrides.options) options[key] = value;
-
+std::vector<NUMANode> MergeRequestTopology(const MergeRequest& request) {
   std::vector<NUMANode> topology;
   int max_id = -1;
   for (int id : request.numa_nodes) max_id = std::max(max_id, id);
@@ -269,6 +261,19 @@ absl::StatusOr<MergeResult> RunMergeRequest(const MergeRequest& request,
     }
     topology.push_back(std::move(node));
   }
+  return topology;
+}
+
+absl::StatusOr<MergeResult> RunMergeRequest(const MergeRequest& request,
+                                            const MergeOverrides& overrides) {
+  std::optional<std::string> policy_name = overrides.policy ? overrides.policy : request.policy;
+  if (!policy_name.has_value()) {
+    return Error("policy", "missing (set \"policy\" in the input or pass --policy)");
+  }
+  std::map<std::string, std::string> options = request.options;
+  for (const auto& [key, value] : overrides.options) options[key] = value;
+
+  std::vector<NUMANode> topology = MergeRequestTopology(request);
   absl::StatusOr<std::unique_ptr<Policy>> policy = NewPolicy(*policy_name, topology, options);
   if (!policy.ok()) {
     std::string message(policy.status().message());

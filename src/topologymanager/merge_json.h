@@ -60,6 +60,10 @@ struct MergeOverrides {
 absl::StatusOr<MergeRequest> ParseMergeRequest(const std::string& text);
 absl::StatusOr<MergeRequest> MergeRequestFromJson(const nlohmann::json& doc);
 
+// The machine's NUMA nodes as the policy sees them: numaNodes in input order, each with its
+// distance row indexed by node id (when the request has distances).
+std::vector<NUMANode> MergeRequestTopology(const MergeRequest& request);
+
 // Builds the policy as the kubelet's NewManager does (policy.h NewPolicy) from the request
 // with `overrides` applied, and merges the providers' hints. Error when no policy is given.
 absl::StatusOr<MergeResult> RunMergeRequest(const MergeRequest& request,

@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+"""Faults of the environment of `podtopo serve --state-dir`: each must give a clear error (the
+log names the file and the reason), leave the daemon alive and answering, and lose or
+half-write nothing on disk.
+
+    fault_test.py --podtopo BIN --proto-root DIR [--only NAME,...] [--cri]
+
+Scenarios (each on its own daemon and directories):
+  full-fs          the state dir is a small tmpfs, filled up; a pod admitted then fails to be
+                   written; after space is freed the next change is written (needs mount)
+  read-only        the state dir's tmpfs is remounted read-only under the daemon (needs mount)
+  permission       the daemon runs as uid 65534 and its state dir is made 0500 under it
+  checkpoint-gone  cpu_manager_state deleted, memory_manager_state replaced by garbage under
+                   the running daemon; the next change rewrites both, and a restart loads them
+  pods-dir         the pods dir is removed (pods released) and created again (watched again)
+  cri-killed       (--cri) containerd is SIGKILLed during a reconcile period; the daemon keeps
+                   serving and catches up when containerd is back, without duplicates
+For every scenario after the fault: the state files that exist each parse (podtopo's own
+checks: `podtopo state check`), no temporary file is left in the state dir, the pods recorded in
+podtopo_pods.json are exactly the pods List reports, and the daemon still answers.
+A scenario that cannot run here (no mount permission, not root) is reported as SKIP with the
+reason. Exit 0 = every scenario that ran passed (and at least one ran), 1 = a failure,
+77 = nothing could run."""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+import kill_test  # noqa: E402
+from kill_test import Failure, PodSpec, check  # noqa: E402
+
+STATE_FILES = ["cpu_manager_state", "memory_manager_state", "podtopo_pods.json"]
+
+
+class Skip(Exception):
+    pass
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def mount_tmpfs(path, size):
+    os.makedirs(path, exist_ok=True)
+    r = run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", path])
+    if r.returncode != 0:
+        raise Skip(f"cannot mount a tmpfs on {path}: {r.stderr.strip() or r.returncode}")
+
+
+def umount(path):
+    run(["umount", path])
+    if os.path.ismount(path):
+        run(["umount", "-l", path])
+
+
+class Env:
+    """One daemon with its directories and a PodResources client."""
+
+    def __init__(self, args, grpc, pr_pb, pr_grpc, work, user=None):
+        self.args, self.grpc, self.pr_pb, self.pr_grpc = args, grpc, pr_pb, pr_grpc
+        self.work = work
+        self.daemon = kill_test.Daemon(args, work)
+        self.user = user
+        self.channel = None
+
+    def start(self):
+        if self.user is not None:
+            # As another user: the daemon's directories and files must be theirs.
+            for d in (self.daemon.pods, self.daemon.state, self.daemon.config, self.work):
+                os.chown(d, self.user, self.user)
+            self.daemon.user = self.user
+        self.daemon.start()
+        self.channel = self.grpc.insecure_channel("unix://" + self.daemon.socket)
+        self.stub = self.pr_grpc.PodResourcesListerStub(self.channel)
+        self.list()
+
+    def stop(self):
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+        self.daemon.stop()
+
+    def kill9(self):
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+        self.daemon.kill9()
+
+    def alive(self):
+        check(self.daemon.proc.poll() is None,
+              f"the daemon exited ({self.daemon.proc.returncode}):\n" + self.daemon.tail())
+
+    def list(self, timeout=20):
+        deadline = time.monotonic() + timeout
+        while True:
+            self.alive()
+            try:
+                return self.stub.List(self.pr_pb.ListPodResourcesRequest(), timeout=5)
+            except self.grpc.RpcError as e:
+                if time.monotonic() > deadline:
+                    raise Failure(f"List does not answer: {e}\n" + self.daemon.tail())
+                time.sleep(0.05)
+
+    def names(self):
+        return sorted(p.name for p in self.list().pod_resources)
+
+    def wait_names(self, want, timeout=10):
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.names()
+            if got == sorted(want):
+                return
+            if time.monotonic() > deadline:
+                raise Failure(f"List reports {got}, expected {sorted(want)}\n" + self.daemon.tail())
+            time.sleep(0.05)
+
+    def wait_log(self, needle, timeout=10):
+        deadline = time.monotonic() + timeout
+        while True:
+            log = open(self.daemon.log_path, errors="replace").read()
+            if needle in log:
+                return log
+            if time.monotonic() > deadline:
+                raise Failure(f"the log never said {needle!r}:\n" + self.daemon.tail())
+            time.sleep(0.05)
+
+    def write_pod(self, name, cpu=2, label=0):
+        spec = PodSpec(name, "guaranteed", cpu, label=label)
+        tmp = os.path.join(self.daemon.pods, f".{name}.tmp")
+        with open(tmp, "w") as f:
+            f.write(spec.yaml())
+        os.replace(tmp, os.path.join(self.daemon.pods, name + ".yaml"))
+
+    def state_bytes(self):
+        out = {}
+        for n in STATE_FILES:
+            p = os.path.join(self.daemon.state, n)
+            if os.path.exists(p):
+                with open(p, "rb") as f:
+                    out[n] = f.read()
+        return out
+
+    def check_disk(self):
+        """The state files parse, no temporary file is left, the record is what List says."""
+        state = self.daemon.state
+        leftovers = [n for n in os.listdir(state) if ".tmp" in n]
+        check(not leftovers, f"temporary files left in the state dir: {leftovers}")
+        r = run([self.args.podtopo, "state", "check", "--kubelet-dir", state, "--node",
+                 "preset:demo", "--config", self.daemon.config, "-o", "json"])
+        check(r.returncode in (0, 4), f"podtopo state check on the state dir: exit "
+              f"{r.returncode}\n{r.stdout}\n{r.stderr}")
+        record = os.path.join(state, "podtopo_pods.json")
+        if os.path.exists(record):
+            with open(record) as f:
+                recorded = sorted(e["pod"]["name"] for e in json.load(f)["pods"])
+            check(recorded == self.names(), f"podtopo_pods.json holds {recorded}, List reports "
+                  f"{self.names()}")
+
+
+# ---- scenarios --------------------------------------------------------------------------
+
+def full_fs(env):
+    mount_tmpfs(env.daemon.state, "256k")
+    try:
+        env.start()
+        env.write_pod("a")
+        env.wait_names(["a"])
+        before = env.state_bytes()
+        filler = os.path.join(env.daemon.state, "filler")
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while True:
+                os.write(fd, b"\0" * 4096)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        env.write_pod("b")
+        env.wait_log("No space left on device")
+        env.wait_log("pod default/b not admitted")
+        time.sleep(0.3)
+        env.alive()
+        check(env.names() == ["a"], f"after ENOSPC List reports {env.names()}, expected ['a']")
+        check(env.state_bytes() == before, "the state files changed although the write failed")
+        os.unlink(filler)
+        env.check_disk()
+        # Space is back: the next change is written, and the failed pod holds nothing.
+        env.write_pod("c")
+        env.wait_names(["a", "c"])
+        env.check_disk()
+        env.stop()
+        env.start()
+        env.wait_names(["a", "b", "c"])  # b's manifest is still there: admitted at start
+        env.check_disk()
+    finally:
+        env.stop()
+        umount(env.daemon.state)
+
+
+def read_only(env):
+    mount_tmpfs(env.daemon.state, "4m")
+    try:
+        env.start()
+        env.write_pod("a")
+        env.wait_names(["a"])
+        before = env.state_bytes()
+        r = run(["mount", "-o", "remount,ro", env.daemon.state])
+        if r.returncode != 0:
+            raise Skip(f"cannot remount {env.daemon.state} read-only: {r.stderr.strip()}")
+        env.write_pod("b")
+        env.wait_log("Read-only file system")
+        time.sleep(0.3)
+        env.alive()
+        check(env.names() == ["a"], f"read-only: List reports {env.names()}, expected ['a']")
+        check(env.state_bytes() == before, "the state files changed on a read-only file system")
+        os.unlink(os.path.join(env.daemon.pods, "a.yaml"))  # a release fails to be written too
+        env.wait_log("pod default/a")
+        time.sleep(0.3)
+        env.alive()
+        check(env.state_bytes() == before, "the state files changed on a read-only file system")
+        run(["mount", "-o", "remount,rw", env.daemon.state])
+        env.write_pod("c")
+        env.wait_names(["c"])
+        env.check_disk()
+        env.stop()
+        env.start()
+        env.wait_names(["b", "c"])
+        env.check_disk()
+    finally:
+        env.stop()
+        umount(env.daemon.state)
+
+
+def permission(env):
+    if os.geteuid() != 0:
+        raise Skip("not root: cannot run the daemon as uid 65534")
+    env.user = 65534
+    os.chmod(env.work, 0o755)
+    env.start()
+    try:
+        env.write_pod("a")
+        env.wait_names(["a"])
+        before = env.state_bytes()
+        os.chmod(env.daemon.state, 0o500)
+        env.write_pod("b")
+        env.wait_log("Permission denied")
+        time.sleep(0.3)
+        env.alive()
+        check(env.names() == ["a"], f"permission denied: List reports {env.names()}")
+        check(env.state_bytes() == before, "the state files changed without write permission")
+        os.chmod(env.daemon.state, 0o700)
+        env.write_pod("c")
+        env.wait_names(["a", "c"])
+        env.check_disk()
+    finally:
+        env.stop()
+
+
+def checkpoint_gone(env):
+    env.start()
+    try:
+        env.write_pod("a")
+        env.wait_names(["a"])
+        os.unlink(os.path.join(env.daemon.state, "cpu_manager_state"))
+        with open(os.path.join(env.daemon.state, "memory_manager_state"), "w") as f:
+            f.write("{garbage")
+        time.sleep(0.2)
+        env.alive()
+        env.write_pod("b")
+        env.wait_names(["a", "b"])
+        env.check_disk()
+        allocs = {p.name: list(p.containers[0].cpu_ids) for p in env.list().pod_resources}
+        env.stop()
+        env.start()
+        env.wait_names(["a", "b"])
+        after = {p.name: list(p.containers[0].cpu_ids) for p in env.list().pod_resources}
+        check(after == allocs, f"allocations changed over the restart: {allocs} -> {after}")
+        env.check_disk()
+    finally:
+        env.stop()
+
+
+def pods_dir(env):
+    env.start()
+    try:
+        env.write_pod("a")
+        env.wait_names(["a"])
+        shutil.rmtree(env.daemon.pods)
+        env.wait_names([])
+        env.alive()
+        os.makedirs(env.daemon.pods)
+        env.write_pod("b")
+        env.wait_names(["b"])
+        env.check_disk()
+    finally:
+        env.stop()
+
+
+SCENARIOS = {"full-fs": full_fs, "read-only": read_only, "permission": permission,
+             "checkpoint-gone": checkpoint_gone, "pods-dir": pods_dir}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--podtopo", required=True)
+    ap.add_argument("--proto-root", required=True)
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    try:
+        import grpc
+    except ImportError as e:
+        print(f"SKIP: python grpc missing ({e}); run with /usr/bin/python3")
+        return 77
+    import harness
+    base = tempfile.mkdtemp(prefix="podtopo-faults-")
+    os.chmod(base, 0o755)
+    ran = failed = 0
+    try:
+        _, _, pr_pb, pr_grpc = harness.generate_stubs(args.proto_root, os.path.join(base, "gen"))
+        names = [n for n in args.only.split(",") if n] or list(SCENARIOS)
+        for name in names:
+            work = os.path.join(base, name)
+            os.makedirs(work)
+            env = Env(args, grpc, pr_pb, pr_grpc, work)
+            t0 = time.monotonic()
+            try:
+                SCENARIOS[name](env)
+                ran += 1
+                print(f"fault_test: {name}: PASS ({time.monotonic() - t0:.1f} s)", flush=True)
+            except Skip as e:
+                print(f"fault_test: {name}: SKIP: {e}", flush=True)
+            except Failure as e:
+                ran += 1
+                failed += 1
+                print(f"fault_test: {name}: FAIL: {e}", flush=True)
+            finally:
+                env.kill9()
+    finally:
+        for d in sorted((os.path.join(base, n, "state") for n in SCENARIOS), reverse=True):
+            if os.path.ismount(d):
+                umount(d)
+        shutil.rmtree(base, ignore_errors=True)
+    if failed:
+        return 1
+    return 0 if ran else 77
+
+
+if __name__ == "__main__":
+    sys.exit(main())
