@@ -29,6 +29,7 @@ int Run(int argc, char** argv, std::ostream& out, std::ostream& err) {
   AddStateCommands(app, ctx);
   AddServeCommand(app, ctx);
   AddClientCommands(app, ctx);
+  AddAgentCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

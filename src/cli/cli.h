@@ -46,6 +46,7 @@ void AddLintCommand(CLI::App& app, Context& ctx);
 void AddStateCommands(CLI::App& app, Context& ctx);
 void AddServeCommand(CLI::App& app, Context& ctx);
 void AddClientCommands(CLI::App& app, Context& ctx);
+void AddAgentCommand(CLI::App& app, Context& ctx);
 
 }  // namespace podtopo::cli
 

@@ -7,41 +7,9 @@
 #include "config/kubelet_config.h"
 #include "topology/node_source.h"
 #include "util/format.h"
-#include "yaml-cpp/yaml.h"
+#include "render/json_yaml.h"
 
 namespace podtopo::cli {
-namespace {
-
-// JSON -> YAML with yaml-cpp's emitter (kubectl's -o yaml shape: block style, keys in order).
-void EmitYaml(YAML::Emitter& out, const nlohmann::ordered_json& j) {
-  if (j.is_object()) {
-    out << YAML::BeginMap;
-    for (const auto& [k, v] : j.items()) {
-      out << YAML::Key << k << YAML::Value;
-      EmitYaml(out, v);
-    }
-    out << YAML::EndMap;
-  } else if (j.is_array()) {
-    out << YAML::BeginSeq;
-    for (const auto& v : j) EmitYaml(out, v);
-    out << YAML::EndSeq;
-  } else if (j.is_null()) {
-    out << YAML::Null;
-  } else if (j.is_boolean()) {
-    out << j.get<bool>();
-  } else if (j.is_number_unsigned()) {
-    out << j.get<uint64_t>();
-  } else if (j.is_number_integer()) {
-    out << j.get<int64_t>();
-  } else if (j.is_number_float()) {
-    out << j.get<double>();
-  } else {
-    out << YAML::DoubleQuoted << j.get<std::string>();
-  }
-}
-
-}  // namespace
-
 void NodeFlags::Add(CLI::App* cmd, bool with_output) {
   cmd->add_option("--node", node, "preset:NAME | FILE.json | FILE.xml | sysfs:DIR | local")
       ->capture_default_str();
@@ -62,30 +30,35 @@ std::unique_ptr<Node> NodeFlags::CreateNode(Context& ctx) const {
     ctx.Fail(topology.status());
     return nullptr;
   }
-  config::KubeletConfig cfg = config::SeedDefault();
-  if (!config.empty()) {
-    auto parsed = config::LoadKubeletConfig(config);
-    if (!parsed.ok()) {
-      ctx.Fail(parsed.status());
-      return nullptr;
-    }
-    bool errors = false;
-    for (const auto& f : parsed->findings) {
-      *ctx.err << "podtopo: " << f.ToString() << "\n";
-      errors |= f.severity == config::Finding::Severity::kError;
-    }
-    if (errors) {
-      ctx.exit_code = kExitBadInput;
-      return nullptr;
-    }
-    cfg = std::move(parsed->config);
-  }
+  config::KubeletConfig cfg;
+  if (!LoadConfigFlag(config, &cfg, ctx)) return nullptr;
   auto created = Node::Create(std::move(*topology), std::move(cfg), {state_dir});
   if (!created.ok()) {
     ctx.Fail(created.status());
     return nullptr;
   }
   return std::move(*created);
+}
+
+bool LoadConfigFlag(const std::string& path, config::KubeletConfig* cfg, Context& ctx) {
+  *cfg = config::SeedDefault();
+  if (path.empty()) return true;
+  auto parsed = config::LoadKubeletConfig(path);
+  if (!parsed.ok()) {
+    ctx.Fail(parsed.status());
+    return false;
+  }
+  bool errors = false;
+  for (const auto& f : parsed->findings) {
+    *ctx.err << "podtopo: " << f.ToString() << "\n";
+    errors |= f.severity == config::Finding::Severity::kError;
+  }
+  if (errors) {
+    ctx.exit_code = kExitBadInput;
+    return false;
+  }
+  *cfg = std::move(parsed->config);
+  return true;
 }
 
 bool LoadAllPods(const std::vector<std::string>& files, std::vector<Pod>* pods, Context& ctx) {
@@ -106,9 +79,7 @@ void PrintAllocations(const std::vector<PodAllocation>& pods, const Node& node,
   if (format == "json") {
     *ctx.out << RenderAdmissionJson(pods, pools);
   } else if (format == "yaml") {
-    YAML::Emitter out;
-    EmitYaml(out, AdmissionJson(pods, pools));
-    *ctx.out << out.c_str() << "\n";
+    *ctx.out << JsonToYaml(AdmissionJson(pods, pools));
   } else {
     *ctx.out << RenderAdmissionTable(pods, pools, format == "wide");
   }

@@ -30,6 +30,10 @@ struct NodeFlags {
   std::unique_ptr<Node> CreateNode(Context& ctx) const;
 };
 
+// The kubelet configuration of a --config flag ("" = the seed default): prints its findings on
+// ctx.err; on a load error or an error finding reports through ctx and returns false.
+bool LoadConfigFlag(const std::string& path, config::KubeletConfig* cfg, Context& ctx);
+
 // Loads every pod of every file ("-" = stdin); on error reports through ctx, returns false.
 bool LoadAllPods(const std::vector<std::string>& files, std::vector<Pod>* pods, Context& ctx);
 

@@ -32,21 +32,8 @@ struct ServeOpts {
 void RunServe(const ServeOpts& o, Context& ctx) {
   auto topology = LoadNode(o.flags.node);
   if (!topology.ok()) return ctx.Fail(topology.status());
-  config::KubeletConfig cfg = config::SeedDefault();
-  if (!o.flags.config.empty()) {
-    auto parsed = config::LoadKubeletConfig(o.flags.config);
-    if (!parsed.ok()) return ctx.Fail(parsed.status());
-    bool errors = false;
-    for (const auto& f : parsed->findings) {
-      *ctx.err << "podtopo: " << f.ToString() << "\n";
-      errors |= f.severity == config::Finding::Severity::kError;
-    }
-    if (errors) {
-      ctx.exit_code = kExitBadInput;
-      return;
-    }
-    cfg = std::move(parsed->config);
-  }
+  config::KubeletConfig cfg;
+  if (!LoadConfigFlag(o.flags.config, &cfg, ctx)) return;
   if (o.qps > 0 && o.burst < 1) {
     return ctx.Fail("--rate-limit-burst: must be at least 1 when --rate-limit-qps is above 0");
   }
