@@ -11,7 +11,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/packaging/completions/_podtopo
         DESTINATION share/zsh/vendor-completions)
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/completions/podtopo.fish
         DESTINATION share/fish/vendor_completions.d)
-install(FILES ${CMAKE_SOURCE_DIR}/packaging/podtopo-agent.service DESTINATION lib/systemd/system)
+install(FILES ${CMAKE_SOURCE_DIR}/packaging/podtopo-agent.service DESTINATION /lib/systemd/system)
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/podtopo-agent.default DESTINATION /etc/default
         RENAME podtopo-agent)
 

@@ -15,7 +15,7 @@ namespace {
 using podresources::Compat;
 
 // Every family has HELP and TYPE lines, in that order, before its samples.
-void ExpectHelpAndType(const std::string& text) {
+void ExpectHelpAndType(const std::string& text, size_t families) {
   std::istringstream in(text);
   std::string line, family;
   std::set<std::string> typed;
@@ -30,7 +30,7 @@ void ExpectHelpAndType(const std::string& text) {
       EXPECT_TRUE(typed.count(name) > 0) << "sample without HELP/TYPE: " << line;
     }
   }
-  EXPECT_GE(typed.size(), 10u);
+  EXPECT_EQ(typed.size(), families) << text;
 }
 
 class MetricsTest : public ::testing::TestWithParam<Compat> {};
@@ -46,7 +46,7 @@ TEST_P(MetricsTest, PodCpusCountEachPodOnce) {
   s.observation = &o;
   s.zones = &zones;
   std::string text = RenderMetricsText(s);
-  ExpectHelpAndType(text);
+  ExpectHelpAndType(text, 12);  // 2 pod, 6 NUMA, up, polls, errors, last poll
   EXPECT_NE(text.find("podtopo_pod_cpus{namespace=\"default\",pod=\"pod-level-resource-demo\"} 2\n"),
             std::string::npos)
       << text;
@@ -81,7 +81,7 @@ TEST(MetricsTest, AFailedPollLeavesNoStaleNumbers) {
   s.checkpoint_checked = true;
   s.checkpoint = CheckpointHealth{false, {{{"cpu_manager_state", "fatal"}, 1}}};
   std::string text = RenderMetricsText(s);
-  ExpectHelpAndType(text);
+  ExpectHelpAndType(text, 6);  // up, polls, errors, last poll, 2 checkpoint
   EXPECT_EQ(text.find("podtopo_pod_cpus"), std::string::npos) << text;
   EXPECT_EQ(text.find("podtopo_numa_"), std::string::npos) << text;
   EXPECT_NE(text.find("podtopo_podresources_up 0\n"), std::string::npos);

@@ -2,7 +2,7 @@
 """The container image on containerd: builds build/podtopo-image.tar offline (scripts/image.sh),
 imports it into the private containerd of the end-to-end tests (tests/e2e/harness.py), runs
 `podtopo --version` in it, and `podtopo state check` on a fixture kubelet directory
-(src/state/testdata/healthy) bind-mounted read-only, as a non-root user. Everything is removed
+(src/state/testdata/healthy) bind-mounted read-only. Everything is removed
 afterwards. Exit 77 (skip) with the reason when containerd cannot run here.
 
     image_test.py REPO BUILD_DIR
@@ -47,7 +47,7 @@ def main():
         if image is None:
             raise RuntimeError(f"the image is not listed after the import: {names}")
         run = ["run", "--rm", "--snapshotter", "overlayfs", "--runc-root",
-               os.path.join(env.run, "runc-root"), "--user", "65534:65534"]
+               os.path.join(env.run, "runc-root")]
         r = ctr(env, *run, image, "podtopo-version", "/usr/bin/podtopo", "--version")
         print(f"in the container: {r.stdout.strip()}")
         if r.returncode != 0 or r.stdout.strip() != version:
