@@ -28,6 +28,8 @@
 #include "nlohmann/json.hpp"
 #include "podresources/v1/api.grpc.pb.h"
 #include "render/node_picture.h"
+#include "serve/test_util.h"
+#include "testing/process.h"
 #include "testing/testing.h"
 #include "util/file.h"
 
@@ -84,39 +86,10 @@ HttpResponse Get(int port, const std::string& path) {
   return r;
 }
 
-bool WaitFor(const std::function<bool()>& done, int seconds = 20) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < until) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
-}
+using ::podtopo::serve::testutil::WaitFor;
 
-pid_t Spawn(const std::vector<std::string>& args, const std::string& log) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    FILE* f = freopen(log.c_str(), "a", stderr);
-    (void)f;
-    std::vector<char*> argv;
-    for (const auto& s : args) argv.push_back(const_cast<char*>(s.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-int WaitExit(pid_t pid) {
-  int status = 0;
-  for (int i = 0; i < 1000; ++i) {
-    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    usleep(10000);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  return -2;
-}
+using ::podtopo::testing::SpawnProcess;
+using ::podtopo::testing::WaitExit;
 
 // The value of one sample line ("NAME{LABELS} VALUE"); nullopt when absent.
 std::optional<double> Sample(const std::string& text, const std::string& series) {
@@ -138,7 +111,7 @@ class Kubelet {
   ~Kubelet() { Kill(); }
   std::string socket() const { return dir_ + "/pod-resources/kubelet.sock"; }
   void Start() {
-    pid_ = Spawn({PODTOPO_BINARY, "serve", "--socket", socket(), "--pods-dir", dir_ + "/pods",
+    pid_ = SpawnProcess({PODTOPO_BINARY, "serve", "--socket", socket(), "--pods-dir", dir_ + "/pods",
                   "--state-dir", dir_ + "/state", "--node", "preset:demo", "--compat", compat_},
                  dir_ + "/serve.log");
   }
@@ -178,7 +151,7 @@ TEST_P(AgentServeTest, MetricsEqualTheClientsAndItOutlivesTheKubelet) {
   int port = FreePort();
   std::string nrt_file = dir + "/nrt/node-a.yaml";
   std::filesystem::create_directories(dir + "/nrt");
-  pid_t agent = Spawn({PODTOPO_BINARY, "agent", "--podresources-socket", kubelet.socket(),
+  pid_t agent = SpawnProcess({PODTOPO_BINARY, "agent", "--podresources-socket", kubelet.socket(),
                        "--node", "preset:demo", "--metrics-addr", "127.0.0.1:" + std::to_string(port),
                        "--nrt-out", nrt_file, "--nrt-name", "node-a", "--interval", "200ms",
                        "--kubelet-dir", dir + "/state"},

@@ -1,6 +1,4 @@
 // podtopo agent: the node agent (docs/agent.md).
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <ostream>
@@ -8,9 +6,9 @@
 #include "CLI/CLI.hpp"
 #include "agent/agent.h"
 #include "cli/cli.h"
+#include "cli/daemon_run.h"
 #include "cli/node_flags.h"
 #include "client/podresources_client.h"
-#include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
 #include "topology/node_source.h"
 #include "config/duration.h"
@@ -46,21 +44,8 @@ void RunAgent(const AgentFlags& f, Context& ctx) {
   if (!topology.ok()) return ctx.Fail(topology.status());
   config::KubeletConfig cfg;
   if (!LoadConfigFlag(f.config, &cfg, ctx)) return;
-  auto level = spdlog::level::from_str(f.log_level);
-  if (level == spdlog::level::off && f.log_level != "off") {
-    return ctx.Fail(fmt::format("--log-level {:?}: expected trace, debug, info, warn, error or off",
-                                f.log_level));
-  }
-  auto logger = spdlog::get("podtopo");
-  if (logger == nullptr) logger = spdlog::stderr_logger_mt("podtopo");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(level);
-
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  if (!StartLogging(f.log_level, ctx)) return;
+  StopSignals stop;  // before the agent's threads start
 
   agent::AgentOptions o;
   o.socket = f.socket;
@@ -72,13 +57,10 @@ void RunAgent(const AgentFlags& f, Context& ctx) {
   auto a = agent::Agent::Start(std::move(*topology), std::move(cfg), std::move(o));
   if (!a.ok()) return ctx.Fail(a.status());
   spdlog::info("polling {} every {}", f.socket, f.interval);
-  int sig = 0;
-  while (sigwait(&signals, &sig) != 0) {
-  }
-  spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  stop.Wait();
   (*a)->Stop();
   spdlog::info("stopped");
-  logger->flush();
+  spdlog::default_logger()->flush();
 }
 
 }  // namespace
