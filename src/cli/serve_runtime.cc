@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "config/feature_gates.h"
 #include "fmt/format.h"
 #include "runtime/cri_runtime.h"
 #include "serve/runtime_hooks.h"
@@ -18,6 +19,8 @@ namespace podtopo::serve {
 absl::StatusOr<std::unique_ptr<RuntimeHooks>> MakeRuntimeHooks(const RuntimeOptions& options) {
   runtime::CriRuntimeOptions o;
   o.cri_endpoint = options.cri_endpoint;
+  o.disable_cpu_quota_with_exclusive_cpus =
+      options.config.FeatureEnabled(config::kDisableCPUQuotaWithExclusiveCPUs);
   if (const char* root = std::getenv("PODTOPO_CGROUP_ROOT"); root != nullptr && *root != '\0') {
     o.cgroup_root = root;
   }

@@ -8,10 +8,34 @@ namespace {
 
 using S = GateStage;
 
-// Every feature gate of Kubernetes v1.37 with its v1.37 default and stage, from the v1.37
-// "Feature Gates" reference page (kubernetes/website), plus the client-go gates
-// ClientsAllowCBOR / ClientsPreferCBOR that page leaves out. GA gates are locked to their
-// default. AllAlpha / AllBeta are the registry's special toggles. Sorted by name.
+// Every feature gate of Kubernetes v1.37 with the spec in force at 1.37 (the VersionedSpecs
+// entry with the highest Version <= 1.37): default, stage, LockToDefault. AllAlpha / AllBeta
+// are the registry's special toggles. Sorted by name (byte order).
+//
+// Base: the v1.37 "Feature Gates" reference page (kubernetes/website), plus the client-go gates
+// ClientsAllowCBOR / ClientsPreferCBOR that page leaves out. The released v1.37
+// pkg/features/kube_features.go is not among the stored copies the project can read (the
+// newest stored kubernetes/kubernetes versions are v1.33-v1.36 development snapshots), so
+// each entry changed for issue 10 cites the file and pull request it was read from:
+//
+// | gate                                        | v1.37 spec                  | source |
+// |---------------------------------------------|-----------------------------|--------|
+// | PodLevelResourcesFixDefaulting (new)        | Beta, true                  | k/k PR #140514 (merged 2026-07, "enabled by default"), PR #140853, issue #140848 |
+// | PodLevelResourcesFixKubeletQOSClass (new)   | Beta, true                  | k/k PR #137150 (v1.36), PR #140631 / issue #140628 (kubelet log) |
+// | DisableCPUQuotaWithExclusiveCPUs            | Deprecated, true, locked    | k/k PR #139351 "lock to default" (merged 2026-05-29, v1.37); deprecated in v1.36 (kubelet log in PR #137996); removal PR #141758 targets 1.38 |
+// | KubeletPodResourcesListUseActivePods (new)  | Deprecated, true            | kube_features.go v1.36-cycle snapshot (stored copy id 378079260, dependency map); kubelet log in PR #137996 |
+// | AllowOverwriteTerminationGracePeriodSeconds (new) | Deprecated, false, locked | same snapshot: {1.35, Deprecated, false, LockToDefault} "remove in 1.38" |
+// | CustomCPUCFSQuotaPeriod                     | GA, true                    | k/k PR #136339 (merged 2026-01, v1.36); kubelet log "setting GA feature gate" in PR #137996 |
+// | SystemdWatchdog                             | GA, true, locked            | k/k PR #134691 "Lock SystemdWatchdog feature gate" (v1.35) |
+//
+// Dependencies (kFeatureDependencies below): the same v1.36-cycle snapshot's
+// defaultKubernetesFeatureGateDependencies (for the gates of this table), plus the v1.37
+// additions PodLevelResourceManagers -> PodLevelResources (KEP-5526, e2e PR #140853),
+// PodLevelResourcesFixKubeletQOSClass -> PodLevelResources (#137150, #140631),
+// PodLevelResourcesFixDefaulting -> PodLevelResources (#140514, #140853), and
+// CompositePodGroup -> GenericWorkload, TopologyAwareWorkloadScheduling and
+// H2CContainerProbe -> NodeDeclaredFeatures (v1.37 release notes of third parties; the second
+// can never fail: NodeDeclaredFeatures is GA and locked).
 constexpr FeatureGateSpec kGates[] = {
     {"APIResponseCompression", true, S::kBeta, false},
     {"APIServerIdentity", true, S::kBeta, false},
@@ -22,6 +46,7 @@ constexpr FeatureGateSpec kGates[] = {
     {"AllBeta", false, S::kBeta, false},
     {"AllowDNSOnlyNodeCSR", false, S::kDeprecated, false},
     {"AllowInsecureKubeletCertificateSigningRequests", false, S::kDeprecated, false},
+    {"AllowOverwriteTerminationGracePeriodSeconds", false, S::kDeprecated, true},
     {"AllowParsingUserUIDFromCertAuth", true, S::kBeta, false},
     {"AllowUnsafeMalformedObjectDeletion", true, S::kBeta, false},
     {"AnonymousAuthConfigurableEndpoints", true, S::kGA, true},
@@ -63,7 +88,7 @@ constexpr FeatureGateSpec kGates[] = {
     {"CoordinatedLeaderElection", false, S::kBeta, false},
     {"CronJobsScheduledAnnotation", true, S::kGA, true},
     {"CrossNamespaceVolumeDataSource", false, S::kAlpha, false},
-    {"CustomCPUCFSQuotaPeriod", false, S::kAlpha, false},
+    {"CustomCPUCFSQuotaPeriod", true, S::kGA, false},
     {"CustomResourceFieldSelectors", true, S::kGA, true},
     {"DRAAdminAccess", true, S::kGA, true},
     {"DRAConsumableCapacity", true, S::kBeta, false},
@@ -91,7 +116,7 @@ constexpr FeatureGateSpec kGates[] = {
     {"DeploymentReplicaSetTerminatingReplicas", true, S::kBeta, false},
     {"DetectCacheInconsistency", true, S::kBeta, false},
     {"DisableAllocatorDualWrite", true, S::kGA, true},
-    {"DisableCPUQuotaWithExclusiveCPUs", true, S::kBeta, false},
+    {"DisableCPUQuotaWithExclusiveCPUs", true, S::kDeprecated, true},
     {"DisableNodeKubeProxyVersion", true, S::kDeprecated, false},
     {"DynamicResourceAllocation", true, S::kGA, true},
     {"ElasticIndexedJob", true, S::kGA, true},
@@ -140,6 +165,7 @@ constexpr FeatureGateSpec kGates[] = {
     {"KubeletPSI", true, S::kGA, true},
     {"KubeletPodResourcesDynamicResources", true, S::kGA, true},
     {"KubeletPodResourcesGet", true, S::kGA, true},
+    {"KubeletPodResourcesListUseActivePods", true, S::kDeprecated, false},
     {"KubeletSeparateDiskGC", true, S::kBeta, false},
     {"KubeletServiceAccountTokenForCredentialProviders", true, S::kBeta, false},
     {"KubeletTracing", true, S::kGA, true},
@@ -180,6 +206,8 @@ constexpr FeatureGateSpec kGates[] = {
     {"PodIndexLabel", true, S::kGA, true},
     {"PodLevelResourceManagers", false, S::kBeta, false},
     {"PodLevelResources", true, S::kBeta, false},
+    {"PodLevelResourcesFixDefaulting", true, S::kBeta, false},
+    {"PodLevelResourcesFixKubeletQOSClass", true, S::kBeta, false},
     {"PodLifecycleSleepAction", true, S::kGA, true},
     {"PodLifecycleSleepActionAllowZero", true, S::kGA, true},
     {"PodLogsQuerySplitStreams", false, S::kAlpha, false},
@@ -247,7 +275,7 @@ constexpr FeatureGateSpec kGates[] = {
     {"StructuredAuthenticationConfigurationJWKSMetrics", true, S::kBeta, false},
     {"StructuredAuthorizationConfiguration", true, S::kGA, true},
     {"SupplementalGroupsPolicy", true, S::kBeta, false},
-    {"SystemdWatchdog", true, S::kBeta, false},
+    {"SystemdWatchdog", true, S::kGA, true},
     {"TaintTolerationComparisonOperators", false, S::kAlpha, false},
     {"TokenRequestServiceAccountUIDValidation", true, S::kBeta, false},
     {"TopologyAwareHints", true, S::kGA, true},
@@ -276,6 +304,83 @@ constexpr FeatureGateSpec kGates[] = {
     {"WorkloadWithJob", false, S::kAlpha, false},
 };
 
+// Sorted by gate; each list sorted (AddDependencies sorts and compacts).
+constexpr std::string_view kDepAPIServerIdentity[] = {"APIServerIdentity"};
+constexpr std::string_view kDepAuthorizeNodeWithSelectors[] = {"AuthorizeNodeWithSelectors"};
+constexpr std::string_view kDepAuthorizeWithSelectors[] = {"AuthorizeWithSelectors"};
+constexpr std::string_view kDepClusterTrustBundle[] = {"ClusterTrustBundle"};
+constexpr std::string_view kDepCompositePodGroup[] = {"GenericWorkload",
+                                                      "TopologyAwareWorkloadScheduling"};
+constexpr std::string_view kDepDRA[] = {"DynamicResourceAllocation"};
+constexpr std::string_view kDepDRABinding[] = {"DRAResourceClaimDeviceStatus",
+                                               "DynamicResourceAllocation"};
+constexpr std::string_view kDepDRADeviceTaints[] = {"DRADeviceTaints"};
+constexpr std::string_view kDepContainerRestartRules[] = {"ContainerRestartRules",
+                                                          "NodeDeclaredFeatures"};
+constexpr std::string_view kDepDeclarativeValidation[] = {"DeclarativeValidation"};
+constexpr std::string_view kDepGracefulNodeShutdown[] = {"GracefulNodeShutdown"};
+constexpr std::string_view kDepImageVolume[] = {"ImageVolume"};
+constexpr std::string_view kDepInPlace[] = {"InPlacePodVerticalScaling"};
+constexpr std::string_view kDepInPlaceMemory[] = {"InPlacePodVerticalScaling", "MemoryManager"};
+constexpr std::string_view kDepInPlacePodLevel[] = {"InPlacePodVerticalScaling",
+                                                    "NodeDeclaredFeatures", "PodLevelResources"};
+constexpr std::string_view kDepMatchLabelKeys[] = {"MatchLabelKeysInPodTopologySpread"};
+constexpr std::string_view kDepMemoryManager[] = {"MemoryManager"};
+constexpr std::string_view kDepMultiCIDR[] = {"MultiCIDRServiceAllocator"};
+constexpr std::string_view kDepNodeDeclaredFeatures[] = {"NodeDeclaredFeatures"};
+constexpr std::string_view kDepPodLevelResources[] = {"PodLevelResources"};
+constexpr std::string_view kDepPodLifecycleSleepAction[] = {"PodLifecycleSleepAction"};
+constexpr std::string_view kDepSATokenNodeBindingValidation[] = {
+    "ServiceAccountTokenNodeBindingValidation"};
+constexpr std::string_view kDepStructuredAuthn[] = {"StructuredAuthenticationConfiguration"};
+constexpr std::string_view kDepUserNamespaces[] = {"UserNamespacesSupport"};
+
+struct GateDependency {
+  std::string_view gate;
+  std::span<const std::string_view> depends_on;
+};
+
+constexpr GateDependency kFeatureDependencies[] = {
+    {"AuthorizeNodeWithSelectors", kDepAuthorizeWithSelectors},
+    {"ClusterTrustBundleProjection", kDepClusterTrustBundle},
+    {"CompositePodGroup", kDepCompositePodGroup},
+    {"DRAAdminAccess", kDepDRA},
+    {"DRAConsumableCapacity", kDepDRA},
+    {"DRADeviceBindingConditions", kDepDRABinding},
+    {"DRADeviceTaintRules", kDepDRADeviceTaints},
+    {"DRADeviceTaints", kDepDRA},
+    {"DRAExtendedResource", kDepDRA},
+    {"DRAPartitionableDevices", kDepDRA},
+    {"DRAPrioritizedList", kDepDRA},
+    {"DRASchedulerFilterTimeout", kDepDRA},
+    {"DeclarativeValidationTakeover", kDepDeclarativeValidation},
+    {"DisableAllocatorDualWrite", kDepMultiCIDR},
+    {"GracefulNodeShutdownBasedOnPodPriority", kDepGracefulNodeShutdown},
+    {"H2CContainerProbe", kDepNodeDeclaredFeatures},
+    {"ImageVolumeWithDigest", kDepImageVolume},
+    {"InPlacePodLevelResourcesVerticalScaling", kDepInPlacePodLevel},
+    {"InPlacePodVerticalScalingAllocatedStatus", kDepInPlace},
+    {"InPlacePodVerticalScalingExclusiveCPUs", kDepInPlace},
+    {"InPlacePodVerticalScalingExclusiveMemory", kDepInPlaceMemory},
+    {"MatchLabelKeysInPodTopologySpreadSelectorMerge", kDepMatchLabelKeys},
+    {"PodCertificateRequest", kDepAuthorizeNodeWithSelectors},
+    {"PodLevelResourceManagers", kDepPodLevelResources},
+    {"PodLevelResourcesFixDefaulting", kDepPodLevelResources},
+    {"PodLevelResourcesFixKubeletQOSClass", kDepPodLevelResources},
+    {"PodLifecycleSleepActionAllowZero", kDepPodLifecycleSleepAction},
+    {"ProcMountType", kDepUserNamespaces},
+    {"ResourceHealthStatus", kDepDRA},
+    {"RestartAllContainersOnContainerExits", kDepContainerRestartRules},
+    {"ServiceAccountTokenNodeBinding", kDepSATokenNodeBindingValidation},
+    {"StorageVersionAPI", kDepAPIServerIdentity},
+    {"StructuredAuthenticationConfigurationEgressSelector", kDepStructuredAuthn},
+    {"StructuredAuthenticationConfigurationJWKSMetrics", kDepStructuredAuthn},
+    {"UnknownVersionInteroperabilityProxy", kDepAPIServerIdentity},
+    {"UserNamespacesHostNetworkSupport", kDepUserNamespaces},
+    {"WindowsCPUAndMemoryAffinity", kDepMemoryManager},
+    {"WindowsGracefulNodeShutdown", kDepGracefulNodeShutdown},
+};
+
 }  // namespace
 
 std::span<const FeatureGateSpec> KnownFeatureGates() { return kGates; }
@@ -285,6 +390,13 @@ const FeatureGateSpec* FindFeatureGate(std::string_view name) {
     if (g.name == name) return &g;
   }
   return nullptr;
+}
+
+std::span<const std::string_view> FeatureGateDependencies(std::string_view gate) {
+  for (const GateDependency& d : kFeatureDependencies) {
+    if (d.gate == gate) return d.depends_on;
+  }
+  return {};
 }
 
 const char* GateStageName(GateStage stage) {

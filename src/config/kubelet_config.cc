@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "config/feature_gates.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "util/file.h"
 #include "util/go_strconv.h"
 #include "util/yaml_guard.h"
@@ -1017,6 +1018,20 @@ bool KubeletConfig::FeatureEnabled(std::string_view gate) const {
   return spec->default_value;
 }
 
+std::vector<KubeletConfig::GateDependencyProblem> KubeletConfig::GateDependencyProblems() const {
+  std::vector<GateDependencyProblem> problems;
+  for (const FeatureGateSpec& g : KnownFeatureGates()) {
+    std::span<const std::string_view> deps = FeatureGateDependencies(g.name);
+    if (deps.empty() || !FeatureEnabled(g.name)) continue;
+    GateDependencyProblem p{std::string(g.name), {}};
+    for (std::string_view dep : deps) {
+      if (!FeatureEnabled(dep)) p.disabled.emplace_back(dep);
+    }
+    if (!p.disabled.empty()) problems.push_back(std::move(p));
+  }
+  return problems;
+}
+
 absl::StatusOr<CpuSet> KubeletConfig::ReservedSystemCpuSet() const {
   return CpuSet::Parse(reserved_system_cpus);
 }
@@ -1163,10 +1178,22 @@ std::vector<Finding> KubeletConfig::Validate(const ResourceList* capacity) const
                                     value ? "true" : "false")});
     }
   }
-  if (FeatureEnabled(kPodLevelResourceManagers) && !FeatureEnabled(kPodLevelResources)) {
-    error("featureGates.PodLevelResourceManagers",
-          "feature gate PodLevelResourceManagers requires feature gate PodLevelResources to be "
-          "enabled (feature gate dependency)");
+  // featureGate's dependency check: one error per enabled gate with a disabled dependency.
+  // Located at the gate when the file sets it, else at the first disabled dependency the
+  // file sets (`PodLevelResources: false` is the line to change).
+  for (const GateDependencyProblem& p : GateDependencyProblems()) {
+    std::string field = "featureGates." + p.gate;
+    if (!feature_gates.contains(p.gate)) {
+      for (const std::string& dep : p.disabled) {
+        if (feature_gates.contains(dep)) {
+          field = "featureGates." + dep;
+          break;
+        }
+      }
+    }
+    error(std::move(field), fmt::format("{} is enabled, but depends on features that are "
+                                        "disabled: [{}]",
+                                        p.gate, fmt::join(p.disabled, " ")));
   }
 
   // ValidateKubeletConfiguration.

@@ -124,6 +124,15 @@ struct KubeletConfig {
   // beta gate when set, else its default. False for a gate the kubelet does not know.
   bool FeatureEnabled(std::string_view gate) const;
 
+  // Every enabled gate with a disabled dependency (the kubelet's feature gate refuses the
+  // configuration: "X is enabled, but depends on features that are disabled: [Y]"), sorted
+  // by gate. `disabled` lists the disabled dependencies in the kubelet's order (sorted).
+  struct GateDependencyProblem {
+    std::string gate;
+    std::vector<std::string> disabled;
+  };
+  std::vector<GateDependencyProblem> GateDependencyProblems() const;
+
   // kubeReserved / systemReserved as the kubelet's parseResourceList reads them, with
   // reservedSystemCPUs overriding the CPU (system-reserved cpu = |reservedSystemCPUs|,
   // kube-reserved cpu dropped), as kubelet start-up does. Errors (kInvalidArgument):

@@ -1,5 +1,7 @@
 #include "config/kubelet_config.h"
 
+#include <algorithm>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -181,10 +183,119 @@ TEST(KubeletConfigTest, GateTableIsSortedAndUnique) {
     if (g.stage == GateStage::kAlpha) {
       EXPECT_FALSE(g.default_value) << g.name;
     }
-    if (g.locked) {
-      EXPECT_EQ(g.stage, GateStage::kGA) << g.name;
+    if (g.locked) {  // GA and deprecated gates lock before removal
+      EXPECT_TRUE(g.stage == GateStage::kGA || g.stage == GateStage::kDeprecated) << g.name;
     }
   }
+}
+
+// The rules component-base's AddDependencies enforces when the kubelet registers its gates
+// (a table breaking them would make the kubelet panic at init): every gate is known, no gate
+// depends on a less stable one (Deprecated < Alpha < Beta < GA), a default-on gate only on
+// default-on gates, a locked gate only on locked gates; lists sorted, no cycles.
+int StabilityOrder(GateStage s) {
+  switch (s) {
+    case GateStage::kDeprecated: return 0;
+    case GateStage::kAlpha: return 1;
+    case GateStage::kBeta: return 2;
+    case GateStage::kGA: return 3;
+  }
+  return -1;
+}
+
+TEST(KubeletConfigTest, GateDependenciesFollowAddDependenciesRules) {
+  size_t with_deps = 0;
+  for (const FeatureGateSpec& g : KnownFeatureGates()) {
+    std::span<const std::string_view> deps = FeatureGateDependencies(g.name);
+    if (!deps.empty()) ++with_deps;
+    for (size_t i = 0; i < deps.size(); ++i) {
+      if (i > 0) EXPECT_LT(deps[i - 1], deps[i]) << g.name;
+      const FeatureGateSpec* d = FindFeatureGate(deps[i]);
+      ASSERT_NE(d, nullptr) << g.name << " depends on unknown " << deps[i];
+      EXPECT_LE(StabilityOrder(g.stage), StabilityOrder(d->stage)) << g.name << " -> " << d->name;
+      if (g.default_value) EXPECT_TRUE(d->default_value) << g.name << " -> " << d->name;
+      if (g.locked) EXPECT_TRUE(d->locked) << g.name << " -> " << d->name;
+      EXPECT_TRUE(FeatureGateDependencies(d->name).empty() ||
+                  FeatureGateDependencies(d->name)[0] != g.name)
+          << "cycle " << g.name << " <-> " << d->name;
+    }
+  }
+  EXPECT_GT(with_deps, 30u);
+  // The gates that need PodLevelResources in v1.37.
+  std::vector<std::string_view> need_plr;
+  for (const FeatureGateSpec& g : KnownFeatureGates()) {
+    for (std::string_view d : FeatureGateDependencies(g.name)) {
+      if (d == "PodLevelResources") need_plr.push_back(g.name);
+    }
+  }
+  EXPECT_THAT(need_plr, ::testing::ElementsAre("InPlacePodLevelResourcesVerticalScaling",
+                                               "PodLevelResourceManagers",
+                                               "PodLevelResourcesFixDefaulting",
+                                               "PodLevelResourcesFixKubeletQOSClass"));
+  // The defaults satisfy every dependency.
+  EXPECT_TRUE(KubeletConfig().GateDependencyProblems().empty());
+  EXPECT_TRUE(SeedDefault().GateDependencyProblems().empty());
+}
+
+// k/k #140848 (and #140631): v1.37 configurations that name the two default-on KEP-2837 fix
+// gates load; PodLevelResources: false alone is refused, as the 1.37 kubelet panics at start
+// ("... is enabled, but depends on features that are disabled: [PodLevelResources]").
+TEST(KubeletConfigTest, Issue140848FixGatesOfV137Load) {
+  std::vector<Finding> all = AllFindings(
+      "featureGates:\n  PodLevelResourcesFixKubeletQOSClass: true\n"
+      "  PodLevelResourcesFixDefaulting: true\n");
+  EXPECT_FALSE(HasErrors(all)) << Dump(all);
+  ParsedKubeletConfig p = Parse("featureGates:\n  PodLevelResourcesFixDefaulting: false\n");
+  EXPECT_FALSE(HasErrors(p.findings)) << Dump(p.findings);
+  EXPECT_FALSE(p.config.FeatureEnabled("PodLevelResourcesFixDefaulting"));
+  EXPECT_TRUE(p.config.FeatureEnabled("PodLevelResourcesFixKubeletQOSClass"));  // default on
+  EXPECT_TRUE(KubeletConfig().FeatureEnabled("PodLevelResourcesFixDefaulting"));
+}
+
+TEST(KubeletConfigTest, Issue140848PodLevelResourcesOffAloneIsRefused) {
+  std::vector<Finding> v = AllFindings("featureGates:\n  PodLevelResources: false\n");
+  ASSERT_TRUE(HasErrors(v)) << Dump(v);
+  std::vector<std::string> messages;
+  for (const Finding& f : v) {
+    if (f.severity != Finding::Severity::kError) continue;
+    messages.push_back(f.message);
+    // Each error points at the line that turned PodLevelResources off.
+    EXPECT_EQ(f.field, "featureGates.PodLevelResources");
+    EXPECT_EQ(f.line, 4);
+    EXPECT_THAT(f.ToString(), HasSubstr("kubelet-config.yaml:4:"));
+  }
+  EXPECT_THAT(messages,
+              ::testing::ElementsAre(
+                  "InPlacePodLevelResourcesVerticalScaling is enabled, but depends on features "
+                  "that are disabled: [PodLevelResources]",
+                  "PodLevelResourcesFixDefaulting is enabled, but depends on features that are "
+                  "disabled: [PodLevelResources]",
+                  "PodLevelResourcesFixKubeletQOSClass is enabled, but depends on features that "
+                  "are disabled: [PodLevelResources]"));
+  // Turning the dependents off together loads (the e2e fix of #140853 / #140631).
+  std::vector<Finding> ok = AllFindings(
+      "featureGates:\n  PodLevelResources: false\n  PodLevelResourcesFixDefaulting: false\n"
+      "  PodLevelResourcesFixKubeletQOSClass: false\n"
+      "  InPlacePodLevelResourcesVerticalScaling: false\n");
+  EXPECT_FALSE(HasErrors(ok)) << Dump(ok);
+}
+
+// k/k #140631: the dependent gate's own line is named when the file sets it.
+TEST(KubeletConfigTest, Issue140631DependentGateSetInTheFileIsNamed) {
+  std::vector<Finding> v = AllFindings(
+      "featureGates:\n  PodLevelResources: false\n  PodLevelResourcesFixDefaulting: false\n"
+      "  InPlacePodLevelResourcesVerticalScaling: false\n"
+      "  PodLevelResourcesFixKubeletQOSClass: true\n");
+  const Finding* f = FindMessage(v, "PodLevelResourcesFixKubeletQOSClass is enabled");
+  ASSERT_NE(f, nullptr) << Dump(v);
+  EXPECT_EQ(f->field, "featureGates.PodLevelResourcesFixKubeletQOSClass");
+  EXPECT_EQ(f->line, 7);
+  EXPECT_EQ(std::count_if(v.begin(), v.end(),
+                          [](const Finding& x) { return x.severity == Finding::Severity::kError; }),
+            1)
+      << Dump(v);
+  // AllBeta: false turns PodLevelResources and its beta dependents off together: no error.
+  EXPECT_FALSE(HasErrors(AllFindings("featureGates:\n  AllBeta: false\n")));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -207,7 +318,12 @@ const ValidationCase kValidationCases[] = {
     {"gate_dependency",
      "featureGates:\n  PodLevelResources: false\n  PodLevelResourceManagers: true\n",
      "featureGates.PodLevelResourceManagers",
-     "PodLevelResourceManagers requires feature gate PodLevelResources"},
+     "PodLevelResourceManagers is enabled, but depends on features that are disabled: "
+     "[PodLevelResources]"},
+    {"locked_deprecated_gate", "featureGates:\n  DisableCPUQuotaWithExclusiveCPUs: false\n",
+     "featureGates.DisableCPUQuotaWithExclusiveCPUs",
+     "cannot set feature gate DisableCPUQuotaWithExclusiveCPUs to false, feature is locked to "
+     "true"},
     {"cpu_policy_unknown", "cpuManagerPolicy: Static\n", "cpuManagerPolicy",
      "unknown policy: \"Static\""},
     {"cpu_none_with_options", "cpuManagerPolicyOptions:\n  full-pcpus-only: \"true\"\n",

@@ -14,6 +14,7 @@
 #include "cpumanager/policy_options.h"
 #include "cpumanager/static_policy.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "util/format.h"
 
 namespace podtopo::lint {
@@ -228,6 +229,35 @@ class Linter {
     }
   }
 
+  // "set featureGates.PodLevelResources: true, or turn off together with it: featureGates:
+  // {InPlacePodLevelResourcesVerticalScaling: false, ...}": every enabled gate that depends
+  // on a disabled gate of this finding's gate, so that one edit loads.
+  std::string GateDependencyHint(const std::string& message) const {
+    const std::string gate = message.substr(0, message.find(' '));
+    const auto problems = cfg_.GateDependencyProblems();
+    std::vector<std::string> disabled;
+    for (const auto& p : problems) {
+      if (p.gate == gate) disabled = p.disabled;
+    }
+    std::vector<std::string> on;
+    std::string enable;
+    for (const std::string& d : disabled) {
+      enable += fmt::format("{}featureGates.{}: true", enable.empty() ? "" : " and ", d);
+      for (const auto& p : problems) {
+        if (std::find(p.disabled.begin(), p.disabled.end(), d) != p.disabled.end() &&
+            std::find(on.begin(), on.end(), p.gate) == on.end()) {
+          on.push_back(p.gate);
+        }
+      }
+    }
+    std::vector<std::string> off;
+    for (const std::string& g : on) off.push_back(g + ": false");
+    return fmt::format(
+        "set {}, or turn these gates off together with {}: featureGates: {{{}}} (the v1.37 "
+        "kubelet panics at start otherwise)",
+        enable, disabled.size() == 1 ? "it" : "them", fmt::join(off, ", "));
+  }
+
   void ValidateFindings() {
     const ResourceList reservation = cfg_.NodeAllocatableReservation(capacity_);
     bool validate_errors = false;
@@ -236,11 +266,9 @@ class Linter {
       std::string code = "kubelet-config-invalid";
       std::string hint = "fix the field: the kubelet refuses to start with this configuration";
       if (StartsWith(field, "featureGates")) {
-        if (Contains(cf.message, "dependency")) {
+        if (Contains(cf.message, "but depends on features that are disabled")) {
           code = "gate-dependency";
-          hint =
-              "set featureGates.PodLevelResources: true (PodLevelResourceManagers depends "
-              "on it), or turn PodLevelResourceManagers off";
+          hint = GateDependencyHint(cf.message);
         } else {
           code = "feature-gate";
           hint = cf.severity == config::Finding::Severity::kError

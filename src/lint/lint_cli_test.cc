@@ -1,6 +1,7 @@
 // `podtopo lint` through the built binary: exit status (1 on any error finding, 0 with
 // warnings or infos only), -o json, and bad input (file and field named, nothing on stdout).
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -147,6 +148,66 @@ TEST(LintCli, OtherNode) {
                     WriteFile("seven.yaml", pod("7")))
                 .exit_code,
             0);
+}
+
+// k/k #140848: `PodLevelResources: false` alone is the 1.37 kubelet's startup panic; every
+// command that loads the configuration refuses it (exit 1) with the kubelet's text, the file,
+// the line and the field. The same file with the dependent gates off together loads.
+TEST(LintCli, Issue140848EveryConfigCommandExits1) {
+  std::string cfg = testing::ReadFileOrEmpty(Example("kubelet-config.yaml"));
+  const std::string on = "  PodLevelResources: true\n";
+  ASSERT_NE(cfg.find(on), std::string::npos);
+  const std::string& off = cfg;
+  const std::string bad = WriteFile(
+      "plr-off.yaml", std::string(off).replace(off.find(on), on.size(),
+                                               "  PodLevelResources: false\n"));
+  // What lint's gate-dependency hint says to write: every dependent gate off too.
+  std::string together = std::string(off).replace(off.find(on), on.size(),
+                                                  "  PodLevelResources: false\n"
+                                                  "  PodLevelResourcesFixDefaulting: false\n"
+                                                  "  PodLevelResourcesFixKubeletQOSClass: false\n"
+                                                  "  InPlacePodLevelResourcesVerticalScaling: false\n");
+  const std::string managers = "  PodLevelResourceManagers: true\n";
+  ASSERT_NE(together.find(managers), std::string::npos);
+  together.replace(together.find(managers), managers.size(), "  PodLevelResourceManagers: false\n");
+  const std::string good = WriteFile("plr-off-together.yaml", together);
+  const std::string pod = Example("pod-level-resource-demo.yaml");
+  const std::string state = testing::MakeTempDir("podtopo-gates-state");
+  const std::string commands[] = {
+      "admit --config {} --state-dir " + state + " " + pod,
+      "explain --config {} " + pod,
+      "lint --config {} " + pod,
+      "state check --config {} --kubelet-dir " + state + " --node preset:demo",
+  };
+  const std::string line = "plr-off.yaml:" +
+                           std::to_string(1 + std::count(cfg.begin(), cfg.begin() + cfg.find(on),
+                                                         '\n')) +
+                           ":";
+  for (std::string c : commands) {
+    const std::string with_bad = std::string(c).replace(c.find("{}"), 2, bad);
+    Result r = Podtopo(with_bad);
+    EXPECT_EQ(r.exit_code, 1) << with_bad << "\n" << r.out << r.err;
+    const std::string all = r.out + r.err;
+    EXPECT_NE(all.find("PodLevelResourcesFixDefaulting is enabled, but depends on features that "
+                       "are disabled: [PodLevelResources]"),
+              std::string::npos)
+        << with_bad << "\n" << all;
+    EXPECT_NE(all.find(line), std::string::npos) << with_bad << "\n" << all;
+    EXPECT_NE(all.find("featureGates.PodLevelResources"), std::string::npos) << all;
+    const std::string with_good = std::string(c).replace(c.find("{}"), 2, good);
+    Result g = Podtopo(with_good);
+    EXPECT_EQ((g.out + g.err).find("depends on features"), std::string::npos)
+        << with_good << "\n" << g.out << g.err;
+  }
+  // serve refuses it before it listens (with the good file it would run: not started here).
+  const std::string pods = testing::MakeTempDir("podtopo-gates-pods");
+  Result s = Podtopo("serve --config " + bad + " --pods-dir " + pods + " --socket " + pods +
+                     "/kubelet.sock --log-level off");
+  EXPECT_EQ(s.exit_code, 1) << s.out << s.err;
+  EXPECT_NE(s.err.find("PodLevelResourcesFixKubeletQOSClass is enabled, but depends on features "
+                       "that are disabled: [PodLevelResources]"),
+            std::string::npos)
+      << s.err;
 }
 
 }  // namespace

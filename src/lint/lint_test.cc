@@ -238,10 +238,23 @@ TEST(LintRoles, CpuPolicyNoneIsNodeShared) {
 TEST(LintChecks, GateDependency) {
   LintReport fires = LintText(Edit("  PodLevelResources: true", "  PodLevelResources: false"));
   auto f = WithCode(fires, "gate-dependency");
-  ASSERT_EQ(f.size(), 1u) << Dump(fires);
-  EXPECT_EQ(f[0].severity, Severity::kError);
-  EXPECT_EQ(f[0].field, "featureGates.PodLevelResourceManagers");
-  EXPECT_NE(f[0].hint.find("PodLevelResources: true"), std::string::npos);
+  // PodLevelResourceManagers (on in the file) and the three default-on gates of v1.37 that
+  // depend on PodLevelResources (k/k #140848, #140631).
+  ASSERT_EQ(f.size(), 4u) << Dump(fires);
+  const std::string together =
+      "featureGates: {InPlacePodLevelResourcesVerticalScaling: false, "
+      "PodLevelResourceManagers: false, PodLevelResourcesFixDefaulting: false, "
+      "PodLevelResourcesFixKubeletQOSClass: false}";
+  for (const auto& x : f) {
+    EXPECT_EQ(x.severity, Severity::kError);
+    EXPECT_NE(x.hint.find("set featureGates.PodLevelResources: true"), std::string::npos) << x.hint;
+    EXPECT_NE(x.hint.find(together), std::string::npos) << x.hint;
+  }
+  EXPECT_EQ(f[0].message,
+            "InPlacePodLevelResourcesVerticalScaling is enabled, but depends on features that "
+            "are disabled: [PodLevelResources]");
+  EXPECT_EQ(f[0].field, "featureGates.PodLevelResources");
+  EXPECT_EQ(f[1].field, "featureGates.PodLevelResourceManagers");
   EXPECT_TRUE(WithCode(LintText(kBase), "gate-dependency").empty());
 }
 

@@ -131,6 +131,17 @@ std::shared_ptr<const ServedState> BuildServedState(const serve::NodeSnapshot& s
     *s->list_v1alpha1.add_pod_resources() = BuildV1alpha1PodResources(p);
     s->uids.push_back(p.pod.uid);
   }
+  for (const Pod& pod : snapshot.rejected) {
+    if (s->index.contains(pod.Key())) continue;
+    const serve::AdmittedPod known{pod, PodAllocation{}};
+    if (rules.list_active_pods) {
+      s->known[pod.Key()] = BuildPodResources(known, rules, device_numa);
+      continue;
+    }
+    s->index[pod.Key()] = s->list.pod_resources_size();
+    *s->list.add_pod_resources() = BuildPodResources(known, rules, device_numa);
+    s->uids.push_back(pod.uid);
+  }
   s->allocatable = alloc;
   s->pod_wire.reserve(s->list.pod_resources_size());
   for (const auto& pr : s->list.pod_resources()) {

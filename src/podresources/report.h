@@ -42,6 +42,9 @@ enum class Compat { k1_37, k1_36 };
 struct ReportingRules {
   bool pod_level_gate = false;  // the kubelet's PodLevelResourceManagers gate
   Compat compat = Compat::k1_37;
+  // The KubeletPodResourcesListUseActivePods gate (deprecated, on by default): List reports
+  // the active pods. Off, List reports every pod the node knows, rejected ones included.
+  bool list_active_pods = true;
 };
 
 // "resource/id" -> NUMA node (-1: none), from the node's devices.
@@ -70,6 +73,10 @@ struct ServedState {
   v1alpha1::ListPodResourcesResponse list_v1alpha1;
   std::vector<std::string> uids;  // uids[i] is the uid of list.pod_resources(i)
   std::unordered_map<std::string, int> index;  // "namespace/name" -> position in list
+  // Get's answer for pods the node knows without resources (rejected): names and containers,
+  // no devices, CPUs or memory, as the kubelet's Get reports a pod its managers hold nothing
+  // for. "namespace/name" -> the pod.
+  std::unordered_map<std::string, v1::PodResources> known;
   v1::AllocatableResourcesResponse allocatable;
   // The same List response, encoded once: `list_wire` is list.SerializeAsString() and
   // pod_wire[i] the encoding of a response holding pod i alone (a repeated field's entries

@@ -192,14 +192,17 @@ grpc::Status PodResourcesServer::Get(const v1::GetPodResourcesRequest& request,
   std::shared_ptr<const ServedState> state;
   grpc::Status st = Admit(&state);
   if (st.ok()) {
-    auto it = state->index.find(fmt::format("{}/{}", request.pod_namespace(), request.pod_name()));
-    if (it == state->index.end() ||
-        (options_.is_running && !options_.is_running(state->uids[it->second]))) {
+    // The kubelet's Get looks the pod up in the pod manager (GetPodByName): every pod the node
+    // knows, running or not, admitted or rejected; List reports active pods only.
+    const std::string key = fmt::format("{}/{}", request.pod_namespace(), request.pod_name());
+    if (auto it = state->index.find(key); it != state->index.end()) {
+      *response->mutable_pod_resources() = state->list.pod_resources(it->second);
+    } else if (auto k = state->known.find(key); k != state->known.end()) {
+      *response->mutable_pod_resources() = k->second;
+    } else {
       st = grpc::Status(grpc::StatusCode::NOT_FOUND,
                         fmt::format("pod {} in namespace {} not found", request.pod_name(),
                                     request.pod_namespace()));
-    } else {
-      *response->mutable_pod_resources() = state->list.pod_resources(it->second);
     }
   }
   Observe("v1", "get", st);

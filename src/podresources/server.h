@@ -5,9 +5,12 @@
 //    restored yet") — the daemon publishes after the checkpoints are restored.
 //  * Every call first takes a token from one global RateLimiter (the kubelet's unary
 //    interceptor): RESOURCE_EXHAUSTED "rejected by rate limit" when none is left.
-//  * List copies the published response (with a running-pod filter when one is set: List and
-//    Get then report only pods whose uid passes it); Get of an unknown pod is NOT_FOUND
-//    "pod NAME in namespace NS not found" (the kubelet returns the same text with code Unknown).
+//  * List copies the published response (with a running-pod filter when one is set: List then
+//    reports only pods whose uid passes it, as the kubelet's List reports active pods). Get
+//    answers for every pod the node knows, as the kubelet's Get reads the pod manager: admitted
+//    pods whether they run or not, and rejected pods (ServedState::known, no resources). Get
+//    of an unknown pod is NOT_FOUND "pod NAME in namespace NS not found" (the kubelet returns
+//    the same text with code Unknown).
 //  * The socket's parent directory is created (0750), a stale socket removed, and the socket
 //    created with mode 0600.
 //
@@ -42,7 +45,8 @@ class PodResourcesServer {
   struct Options {
     double qps = kDefaultQps;  // <= 0: no rate limit
     int burst = kDefaultBurst;
-    // When set, List and Get report only pods whose uid it accepts (CRI hooks' IsRunning).
+    // When set, List reports only pods whose uid it accepts (CRI hooks' IsRunning); Get is not
+    // filtered.
     // Called from gRPC threads; must be thread-safe and cheap.
     std::function<bool(const std::string& uid)> is_running;
     // Called once per request after it is answered: api version ("v1", "v1alpha1"), method

@@ -170,7 +170,9 @@ TEST_F(ServerTest, V1alpha1ListOnTheSameSocket) {
   EXPECT_EQ(r.pod_resources(0).containers_size(), 3);
 }
 
-TEST_F(ServerTest, RunningFilterHidesPodsFromListAndGet) {
+// List reports active pods only; Get reads the kubelet's pod manager (GetPodByName in
+// server_v1.go): a pod that does not run yet is answered, with its allocation.
+TEST_F(ServerTest, RunningFilterHidesPodsFromListNotFromGet) {
   auto o = Unlimited();
   o.is_running = [this](const std::string&) { return running_.load(); };
   StartServer(o);
@@ -179,12 +181,69 @@ TEST_F(ServerTest, RunningFilterHidesPodsFromListAndGet) {
   ASSERT_TRUE(List(&list).ok());
   EXPECT_EQ(list.pod_resources_size(), 0);
   v1::GetPodResourcesResponse got;
-  EXPECT_EQ(Get("default", "pod-scope-mixed", &got).error_code(), grpc::StatusCode::NOT_FOUND);
+  ASSERT_TRUE(Get("default", "pod-scope-mixed", &got).ok());
+  EXPECT_EQ(got.pod_resources().cpu_ids_size(), 4);
+  EXPECT_EQ(got.pod_resources().containers(2).cpu_ids_size(), 2);
   running_ = true;
   list.Clear();
   ASSERT_TRUE(List(&list).ok());
   EXPECT_EQ(list.pod_resources_size(), 1);
-  EXPECT_TRUE(Get("default", "pod-scope-mixed", &got).ok());
+  EXPECT_EQ(list.pod_resources(0).SerializeAsString(), got.pod_resources().SerializeAsString());
+}
+
+// A rejected pod stays in the kubelet's pod manager: Get names it and its containers
+// (sidecars, then app containers) with no devices, CPUs or memory; List does not show it.
+TEST_F(ServerTest, GetAnswersForARejectedPodWithoutResources) {
+  StartServer(Unlimited());
+  auto node = testutil::MakeNode(testutil::PodScope());
+  serve::NodeSnapshot snap;
+  Pod rejected = testutil::LoadOnePod(testutil::MixedPodPath());
+  rejected.name = "rejected";
+  snap.rejected.push_back(rejected);
+  server_->Publish(BuildServedState(snap, {.pod_level_gate = true}, {}, {}));
+  v1::ListPodResourcesResponse list;
+  ASSERT_TRUE(List(&list).ok());
+  EXPECT_EQ(list.pod_resources_size(), 0);
+  v1::GetPodResourcesResponse got;
+  ASSERT_TRUE(Get("default", "rejected", &got).ok());
+  const auto& pr = got.pod_resources();
+  EXPECT_EQ(pr.name(), "rejected");
+  EXPECT_EQ(pr.namespace_(), "default");
+  EXPECT_EQ(pr.cpu_ids_size(), 0);
+  EXPECT_EQ(pr.memory_size(), 0);
+  ASSERT_EQ(pr.containers_size(), 3);
+  EXPECT_EQ(pr.containers(2).name(), "main-app");
+  for (const auto& c : pr.containers()) {
+    EXPECT_EQ(c.cpu_ids_size() + c.memory_size() + c.devices_size(), 0) << c.name();
+  }
+}
+
+// KubeletPodResourcesListUseActivePods off: the kubelet's List reports GetPods(), every pod the
+// pod manager holds, so the rejected pod is listed too (without resources).
+TEST_F(ServerTest, ListUseActivePodsOffListsRejectedPods) {
+  StartServer(Unlimited());
+  auto node = testutil::MakeNode(testutil::PodScope());
+  serve::NodeSnapshot snap;
+  snap.pods.push_back(testutil::AdmitOrDie(*node, testutil::LoadOnePod(testutil::MixedPodPath())));
+  Pod rejected = testutil::LoadOnePod(testutil::MixedPodPath());
+  rejected.name = "rejected";
+  rejected.uid = "uid-rejected";
+  snap.rejected.push_back(rejected);
+  server_->Publish(
+      BuildServedState(snap, {.pod_level_gate = true, .list_active_pods = false}, {}, {}));
+  v1::ListPodResourcesResponse list;
+  ASSERT_TRUE(List(&list).ok());
+  ASSERT_EQ(list.pod_resources_size(), 2);
+  EXPECT_EQ(list.pod_resources(0).name(), "pod-scope-mixed");
+  EXPECT_EQ(list.pod_resources(1).name(), "rejected");
+  EXPECT_EQ(list.pod_resources(1).containers(2).cpu_ids_size(), 0);
+  v1::GetPodResourcesResponse got;
+  ASSERT_TRUE(Get("default", "rejected", &got).ok());
+  // With the gate on (the default) the same state lists the admitted pod only.
+  server_->Publish(BuildServedState(snap, {.pod_level_gate = true}, {}, {}));
+  list.Clear();
+  ASSERT_TRUE(List(&list).ok());
+  EXPECT_EQ(list.pod_resources_size(), 1);
 }
 
 TEST_F(ServerTest, RateLimitRejectsExcessCallsAndKeepsServing) {

@@ -241,7 +241,8 @@ absl::Status CriRuntime::RunPodSteps(const serve::AdmittedPod& pod, const CpuSet
     std::error_code ec;
     if (fs::exists(options_.cgroup_mount + "/cpu", ec)) {
       absl::Status q = cgroup::SetCfsQuota(options_.cgroup_mount, PodParent(p.uid), kCfsPeriodUs,
-                                           PodCfsQuota(p, pod.allocation));
+                                           PodCfsQuota(p, pod.allocation,
+                                                       options_.disable_cpu_quota_with_exclusive_cpus));
       if (!q.ok()) spdlog::warn("runtime: pod {}: pod cgroup quota: {}", p.Key(), Msg(q));
     }
     fs::create_directories(PodLogDir(p), ec);
@@ -317,7 +318,8 @@ absl::Status CriRuntime::StartContainerOf(const serve::AdmittedPod& pod, const C
   fallback.assignment = "node_shared";
   if (a == nullptr) a = &fallback;
   CpuSet cpus = DesiredCpus(*a, default_cpus);
-  criv1::LinuxContainerResources res = ContainerResources(c, *a, pod.allocation, cpus);
+  criv1::LinuxContainerResources res = ContainerResources(
+      c, *a, pod.allocation, cpus, options_.disable_cpu_quota_with_exclusive_cpus);
   std::error_code ec;
   fs::create_directories(fmt::format("{}/{}", PodLogDir(pod.pod), c.name), ec);
   auto id = client_->CreateContainer(sandbox_id, ContainerConfig(pod.pod, c, attempt, res, options_.cgroup_root), sandbox);

@@ -69,6 +69,9 @@ struct CriRuntimeOptions {
   std::chrono::milliseconds call_timeout{10000};
   std::chrono::seconds init_timeout{300};  // an init container must finish within this
   int64_t stop_grace_seconds = 2;          // StopContainer timeout
+  // The DisableCPUQuotaWithExclusiveCPUs gate: exclusive containers (and pods holding them)
+  // run without a CFS quota. Locked on in v1.37 (#139351); off keeps the quota of the limits.
+  bool disable_cpu_quota_with_exclusive_cpus = true;
 };
 
 class CriRuntime : public serve::RuntimeHooks {

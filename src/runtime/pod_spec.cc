@@ -62,8 +62,9 @@ std::optional<int64_t> MilliCpu(const ResourceList& list) {
 
 }  // namespace
 
-int64_t PodCfsQuota(const Pod& pod, const PodAllocation& allocation) {
-  if (PodHasExclusiveCpus(allocation)) return -1;
+int64_t PodCfsQuota(const Pod& pod, const PodAllocation& allocation,
+                    bool disable_quota_with_exclusive) {
+  if (disable_quota_with_exclusive && PodHasExclusiveCpus(allocation)) return -1;
   if (pod.resources.has_value()) {
     if (auto milli = MilliCpu(pod.resources->limits); milli && *milli > 0) {
       return MilliCpuToQuota(*milli, kCfsPeriodUs);
@@ -94,14 +95,16 @@ std::string CpusetMems(const ContainerAllocation& container, const PodAllocation
 criv1::LinuxContainerResources ContainerResources(const Container& container,
                                                   const ContainerAllocation& allocation,
                                                   const PodAllocation& pod_allocation,
-                                                  const CpuSet& cpus) {
+                                                  const CpuSet& cpus,
+                                                  bool disable_quota_with_exclusive) {
   criv1::LinuxContainerResources r;
   r.set_cpu_period(kCfsPeriodUs);
   // An unset request defaults to the limit (API defaulting).
   std::optional<int64_t> request = MilliCpu(container.resources.requests);
   std::optional<int64_t> limit = MilliCpu(container.resources.limits);
   r.set_cpu_shares(MilliCpuToShares(request.value_or(limit.value_or(0))));
-  if (IsolationOf(allocation.assignment) == IsolationLevel::kContainer) {
+  if (disable_quota_with_exclusive &&
+      IsolationOf(allocation.assignment) == IsolationLevel::kContainer) {
     r.set_cpu_quota(-1);
   } else {
     r.set_cpu_quota(MilliCpuToQuota(limit.value_or(0), kCfsPeriodUs));

@@ -58,20 +58,27 @@ int64_t MilliCpuToQuota(int64_t milli_cpu, int64_t period_us);
 // level and none at the "pod" level.
 bool PodHasExclusiveCpus(const PodAllocation& allocation);
 
-// The pod cgroup's CFS quota in microseconds (-1 = none): none when PodHasExclusiveCpus, else
-// the pod-level CPU limit, else the sum of the containers' limits when every container has one.
-int64_t PodCfsQuota(const Pod& pod, const PodAllocation& allocation);
+// The pod cgroup's CFS quota in microseconds (-1 = none): none when PodHasExclusiveCpus and
+// `disable_quota_with_exclusive` (the DisableCPUQuotaWithExclusiveCPUs gate, as the kubelet's
+// pod container manager turns enforceCPULimits off), else the pod-level CPU limit, else the
+// sum of the containers' limits when every container has one.
+int64_t PodCfsQuota(const Pod& pod, const PodAllocation& allocation,
+                    bool disable_quota_with_exclusive = true);
 
 // The cpuset_mems of a container: the NUMA nodes of its memory blocks, else (pod-level
 // containers) of the pod's blocks; "" when the Memory Manager assigned nothing.
 std::string CpusetMems(const ContainerAllocation& container, const PodAllocation& allocation);
 
 // The LinuxContainerResources a container is created with. `cpus` is the cpuset it runs on
-// (its allocation's cpus; the default set for node-shared containers).
+// (its allocation's cpus; the default set for node-shared containers). An exclusive
+// container's CFS quota is disabled (-1) when `disable_quota_with_exclusive` (the gate
+// DisableCPUQuotaWithExclusiveCPUs, kuberuntime's generateLinuxContainerResources); without
+// it, every container's quota comes from its CPU limit.
 criv1::LinuxContainerResources ContainerResources(const Container& container,
                                                   const ContainerAllocation& allocation,
                                                   const PodAllocation& pod_allocation,
-                                                  const CpuSet& cpus);
+                                                  const CpuSet& cpus,
+                                                  bool disable_quota_with_exclusive = true);
 
 // The sandbox configuration of a pod.
 // `instance` is the kLabelInstance value.

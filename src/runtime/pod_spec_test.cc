@@ -81,6 +81,30 @@ TEST(ContainerResources, ExclusiveHasNoQuota) {
   EXPECT_EQ(r.memory_limit_in_bytes(), int64_t{1} << 30);
 }
 
+// DisableCPUQuotaWithExclusiveCPUs off (kuberuntime_container_linux.go: disableCPUQuota =
+// gate && ContainerHasExclusiveCPUs; the pod container manager keeps enforceCPULimits): the
+// exclusive container keeps the quota of its limit, and so does the pod cgroup. The gate is
+// locked on in v1.37 (#139351), so a v1.37 configuration cannot turn it off (config_test
+// locked_deprecated_gate); this is the code path a kubelet up to 1.36 takes with it off.
+TEST(ContainerResources, DisableCpuQuotaGateOffKeepsTheQuotaOfExclusiveContainers) {
+  Container c{.name = "main"};
+  c.resources.requests = {{"cpu", Q("2")}, {"memory", Q("1Gi")}};
+  c.resources.limits = {{"cpu", Q("2")}, {"memory", Q("1Gi")}};
+  ContainerAllocation a = Alloc("main", "node_exclusive", "2-3");
+  PodAllocation pa;
+  pa.containers = {a};
+  EXPECT_EQ(ContainerResources(c, a, pa, a.cpus, /*disable_quota_with_exclusive=*/true)
+                .cpu_quota(),
+            -1);
+  EXPECT_EQ(ContainerResources(c, a, pa, a.cpus, /*disable_quota_with_exclusive=*/false)
+                .cpu_quota(),
+            200000);
+  Pod pod;
+  pod.containers = {c};
+  EXPECT_EQ(PodCfsQuota(pod, pa, true), -1);
+  EXPECT_EQ(PodCfsQuota(pod, pa, false), 200000);
+}
+
 TEST(ContainerResources, PodSharedWithoutLimitsHasNoContainerQuotaAndPodMems) {
   Container c{.name = "sidecar", .kind = ContainerKind::kSidecar};
   ContainerAllocation a = Alloc("sidecar", "pod_shared", "2-3");

@@ -16,6 +16,7 @@
 
 #include "admission/node.h"
 #include "api/pod_yaml.h"
+#include "config/feature_gates.h"
 #include "fmt/format.h"
 #include "metrics/kubelet_metrics.h"
 #include "nlohmann/json.hpp"
@@ -77,11 +78,12 @@ class Daemon::Impl {
     rules_.pod_level_gate = config_.FeatureEnabled("PodLevelResourceManagers") &&
                             config_.FeatureEnabled("PodLevelResources");
     rules_.compat = options_.compat;
+    rules_.list_active_pods = config_.FeatureEnabled(config::kKubeletPodResourcesListUseActivePods);
     device_numa_ = podresources::DeviceNumaMap(topology_);
     podresources::PodResourcesServer::Options so;
     so.qps = options_.qps;
     so.burst = options_.burst;
-    if (options_.hooks != nullptr) {
+    if (options_.hooks != nullptr && rules_.list_active_pods) {
       RuntimeHooks* hooks = options_.hooks.get();
       so.is_running = [hooks](const std::string& uid) { return hooks->IsRunning(uid); };
     }
@@ -456,6 +458,7 @@ class Daemon::Impl {
         spdlog::error("{}: pod {} not admitted: {}", PathOf(file), key, msg);
         rejections_[key] = Rejection{file, key, "AdmissionError", msg};
         rejected_fp_[key] = fp;
+        rejected_pods_[key] = pod;
         rejections_dirty_ = true;
         return;
       }
@@ -464,6 +467,7 @@ class Daemon::Impl {
         spdlog::warn("{}: pod {} rejected: {}: {}", PathOf(file), key, a->reason, a->message);
         rejections_[key] = Rejection{file, key, a->reason, a->message};
         rejected_fp_[key] = fp;
+        rejected_pods_[key] = pod;
         rejections_dirty_ = true;
         return;
       }
@@ -471,6 +475,7 @@ class Daemon::Impl {
                    a->cpus.IsEmpty() ? "" : " (pod cpus " + a->cpus.String() + ")");
       if (rejections_.erase(key) > 0) rejections_dirty_ = true;
       rejected_fp_.erase(key);
+      rejected_pods_.erase(key);
       pods_[key] = pod;
       allocations_[key] = *a;
       if (options_.hooks != nullptr) admitted = AdmittedPod{pod, *a};
@@ -487,6 +492,7 @@ class Daemon::Impl {
       std::lock_guard<std::mutex> lock(mu_);
       if (rejections_.erase(key) > 0) rejections_dirty_ = true;
       rejected_fp_.erase(key);
+      rejected_pods_.erase(key);
       auto it = pods_.find(key);
       if (it != pods_.end() && options_.hooks != nullptr) {
         removing = AdmittedPod{it->second, allocations_[key]};
@@ -555,6 +561,7 @@ class Daemon::Impl {
         allocations_[key] = a;
         snap->pods.push_back(AdmittedPod{it->second, std::move(a)});
       }
+      for (const auto& [key, pod] : rejected_pods_) snap->rejected.push_back(pod);
     }
     auto served = podresources::BuildServedState(*snap, rules_, device_numa_, allocatable_);
     {
@@ -598,6 +605,7 @@ class Daemon::Impl {
   std::map<std::string, PodAllocation> allocations_;
   std::map<std::string, Rejection> rejections_;
   std::map<std::string, std::string> rejected_fp_;
+  std::map<std::string, Pod> rejected_pods_;  // rejected pods by key (PodResources Get)
   bool rejections_dirty_ = true;
   v1::AllocatableResourcesResponse allocatable_;
 

@@ -60,6 +60,14 @@ class DaemonTest : public ::testing::Test {
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
     return stub_->List(&ctx, {}, r);
   }
+  grpc::Status GetPod(const std::string& name, v1::GetPodResourcesResponse* r) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::GetPodResourcesRequest req;
+    req.set_pod_namespace("default");
+    req.set_pod_name(name);
+    return stub_->Get(&ctx, req, r);
+  }
   bool HasRejection(const std::string& reason, const std::string& file) {
     for (const auto& r : daemon_->Rejections()) {
       if (r.reason == reason && r.file == file) return true;
@@ -166,6 +174,18 @@ TEST_F(DaemonTest, RejectedPodIsKeptWithReasonAndMessage) {
   }));
   auto j = nlohmann::json::parse(*ReadFile(state_ + "/podtopo_rejections.json"));
   EXPECT_EQ(j["rejections"][0]["reason"], rej[0].reason);
+  // The pod manager keeps a rejected pod: Get answers for it (no resources), List does not.
+  v1::GetPodResourcesResponse got;
+  ASSERT_TRUE(WaitFor([&] { return GetPod("huge", &got).ok(); }));
+  EXPECT_EQ(got.pod_resources().name(), "huge");
+  ASSERT_EQ(got.pod_resources().containers_size(), 2);  // the sidecar, then the app
+  EXPECT_EQ(got.pod_resources().containers(0).name(), "side");
+  EXPECT_EQ(got.pod_resources().containers(1).name(), "app");
+  EXPECT_EQ(got.pod_resources().containers(1).cpu_ids_size(), 0);
+  EXPECT_EQ(got.pod_resources().cpu_ids_size(), 0);
+  v1::ListPodResourcesResponse list;
+  ASSERT_TRUE(List(&list).ok());
+  for (const auto& p : list.pod_resources()) EXPECT_NE(p.name(), "huge");
   // Removing the manifest clears it.
   std::filesystem::remove(pods_ + "/huge.yaml");
   ASSERT_TRUE(WaitFor([&] { return daemon_->Rejections().empty(); }));
@@ -342,6 +362,8 @@ TEST_F(DaemonTest, RuntimeHooksAreDrivenInOrderAndListShowsRunningPodsOnly) {
   r.Clear();
   ASSERT_TRUE(List(&r).ok());
   EXPECT_EQ(r.pod_resources_size(), 0);
+  v1::GetPodResourcesResponse got;  // not running: Get still answers (the pod manager knows it)
+  EXPECT_TRUE(GetPod("a", &got).ok());
   std::filesystem::remove(pods_ + "/a.yaml");
   ASSERT_TRUE(WaitFor([&] { return !Has("a"); }));
   daemon_->Stop();

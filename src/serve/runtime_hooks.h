@@ -49,6 +49,9 @@ struct NodeSnapshot {
   CpuSet default_cpus;   // the CPU Manager's shared pool (node-shared containers run here)
   CpuSet reserved_cpus;  // reserved CPUs (static policy)
   std::vector<AdmittedPod> pods;  // admitted pods, in admission order
+  // Pods the node knows but did not admit (rejected), by "namespace/name". The kubelet's pod
+  // manager keeps them: PodResources Get answers for them, without resources.
+  std::vector<Pod> rejected;
 };
 
 class RuntimeHooks {

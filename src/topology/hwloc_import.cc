@@ -51,11 +51,16 @@ class Importer {
     }
     return static_cast<int>(obj->os_index);
   }
+  // The socket id cadvisor reads (physical_package_id). hwloc's Linux backend stores that
+  // file's value as the Package's os_index, so -1 (POWER LPARs whose firmware gives no chip
+  // id) is HWLOC_UNKNOWN_INDEX: every such Package is socket -1, one socket as cadvisor counts
+  // it, however many Packages hwloc made (one per core there). No Package: socket 0 (cadvisor's
+  // "0" for a missing file).
   static int SocketOf(hwloc_obj_t package) {
     if (package == nullptr) return 0;
     return package->os_index != HWLOC_UNKNOWN_INDEX && package->os_index <= INT_MAX
                ? static_cast<int>(package->os_index)
-               : static_cast<int>(package->logical_index);
+               : -1;
   }
   absl::Status ReadNumaNodes();
   // The NUMA node local to a PU; -1 when no NUMANode holds it.

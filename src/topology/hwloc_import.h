@@ -2,7 +2,9 @@
 //
 // Each PU becomes a CPU (id = PU os_index). Its core is the enclosing Core object (the PU
 // itself when there is none) and the kubelet core id is the lowest PU os_index of that core;
-// socket = the enclosing Package's os_index; NUMA node = the NUMA node the PU's memory is
+// socket = the enclosing Package's os_index (-1 for a Package without one: hwloc's reading of
+// physical_package_id = -1, the POWER LPAR case, so all such Packages are one socket -1 as
+// cadvisor sees them; 0 when there is no Package); NUMA node = the NUMA node the PU's memory is
 // local to (the first NUMANode without a subtype whose cpuset holds the PU, lowest os_index
 // first; HBM/NVM nodes carry a subtype and are memory-only for the kubelet, as in sysfs).
 // The uncore id follows cadvisor's rule on the hwloc data: the enclosing L3Cache's os_index
@@ -21,7 +23,8 @@
 // Disallowed objects are kept (HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED), but an export taken
 // inside a restricted cgroup only holds the allowed PUs, and that is what is imported; PUs
 // whose NUMA node the export left out are dropped with a warning (cadvisor, too, only sees
-// CPUs of NUMA nodes). num_sockets counts the packages of all PUs (cadvisor's GetSockets).
+// CPUs of NUMA nodes). num_sockets counts the distinct socket ids of all PUs (cadvisor's
+// GetSockets).
 //
 // Example:
 //   absl::StatusOr<NodeTopology> node = ImportHwlocXml("node.xml");

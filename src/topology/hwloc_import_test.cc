@@ -70,8 +70,35 @@ TEST_P(XmlMatchesSysfs, SameNode) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, XmlMatchesSysfs,
-                         ::testing::Values("intel-2s4c2t", "amd-1s2n4ccx", "cpuless-numa"),
+                         ::testing::Values("intel-2s4c2t", "amd-1s2n4ccx", "cpuless-numa",
+                                           "power-2n64c4t-nopkg"),
                          [](const auto& info) { return testing::TestName(info.param, info.index); });
+
+// A POWER LPAR with physical_package_id = -1 on every CPU: lstopo exports 64 Packages without
+// an os_index (one per core). cadvisor, and so the kubelet, sees one socket, id -1; the
+// Packages' logical indexes (0..63) are not socket ids.
+TEST(ImportHwlocXml, PowerPackagesWithoutOsIndexAreOneSocket) {
+  const std::string xml = ReadText(TestData("xml/power-2n64c4t-nopkg.xml"));
+  size_t packages = 0;
+  for (size_t at = xml.find("type=\"Package\""); at != std::string::npos;
+       at = xml.find("type=\"Package\"", at + 1)) {
+    ++packages;
+  }
+  ASSERT_EQ(packages, 64u);                                      // the export's shape
+  ASSERT_EQ(xml.find("type=\"Package\" os_index"), std::string::npos);  // none has an os_index
+  auto node = ImportHwlocXml(TestData("xml/power-2n64c4t-nopkg.xml"));
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ(node->cpus.num_cpus, 256);
+  EXPECT_EQ(node->cpus.num_cores, 64);
+  EXPECT_EQ(node->cpus.num_sockets, 1);
+  EXPECT_EQ(node->cpus.num_numa_nodes, 2);
+  node->cpus.AllCpus().ForEach([&](int cpu) {
+    EXPECT_EQ(node->cpus.Info(cpu)->socket, -1) << "cpu " << cpu;
+    EXPECT_EQ(node->cpus.Info(cpu)->uncore, -1) << "cpu " << cpu;  // no L3: the socket id
+  });
+  EXPECT_EQ(node->cpus.CpusInSocket(-1).Size(), 256);
+  EXPECT_EQ(node->cpus.CpusInCore(4).String(), "4-7");
+}
 
 TEST(ImportHwlocXml, IntelDetails) {
   auto node = ImportHwlocXml(TestData("xml/intel-2s4c2t.xml"));

@@ -98,6 +98,19 @@ TEST(DiscoverSysfsFixture, AmdSeveralL3PerNuma) {
   EXPECT_EQ(node->numa_nodes[1].distances, (std::vector<uint64_t>{12, 10}));
 }
 
+// physical_package_id = -1 on every CPU (POWER LPARs): cadvisor's GetSockets counts one
+// distinct value and the CPUs keep socket id -1, as the kubelet's CPU topology does.
+TEST(DiscoverSysfsFixture, PowerWithoutPackageIdsIsOneSocket) {
+  auto node = DiscoverSysfs(Fixture("power-2n64c4t-nopkg"));
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ(node->cpus.num_cpus, 256);
+  EXPECT_EQ(node->cpus.num_cores, 64);
+  EXPECT_EQ(node->cpus.num_sockets, 1);
+  EXPECT_EQ(node->cpus.CpusInSocket(-1).Size(), 256);
+  EXPECT_EQ(node->cpus.CpusInCore(252).String(), "252-255");
+  EXPECT_EQ(node->cpus.Info(255)->numa, 1);
+}
+
 TEST(DiscoverSysfsFixture, CpuLessNumaNodeIsKept) {
   auto node = DiscoverSysfs(Fixture("cpuless-numa"));
   ASSERT_TRUE(node.ok()) << node.status();

@@ -15,6 +15,8 @@ Each tree holds only the files DiscoverSysfs reads:
       # Linux backend needs) under DIR/sys. testdata/xml/T.xml came from
       #   HWLOC_COMPONENTS=-x86 HWLOC_FSROOT=DIR lstopo-no-graphics --of xml > xml/T.xml
       # (hwloc 2.9; -x86 keeps the build machine's CPUID caches out of the export).
+      # xml/power-2n64c4t-nopkg.xml: the same, then Architecture set to ppc64le and HostName
+      # to p9-lpar (uname of the build machine otherwise).
 """
 import os
 import shutil
@@ -157,6 +159,22 @@ def cpuless_numa():
     return m
 
 
+def power_2n64c4t_nopkg():
+    """IBM POWER9 PowerVM LPAR (pSeries): 64 cores x SMT4, CPUs 4c..4c+3 on core c, core_id =
+    the core's first CPU, 2 NUMA nodes of 32 cores (distance 10/40), 64Gi each, no hugepages
+    and no cache directories. The firmware gives no chip id, so physical_package_id is -1 for
+    every CPU: cadvisor counts one socket (-1) and the kubelet sees one. hwloc makes a Package
+    per core (the kernel's package mask there is the core's threads) without an os_index, so
+    an export of this machine (xml/power-2n64c4t-nopkg.xml) has 64 Packages."""
+    m = Machine("power-2n64c4t-nopkg")
+    for c in range(64):
+        for t in range(4):
+            m.cpus[4 * c + t] = dict(core_id=4 * c, package=-1)
+    m.nodes[0] = dict(cpus=list(range(128)), mem_kib=64 * 1024 * 1024, distance=[10, 40])
+    m.nodes[1] = dict(cpus=list(range(128, 256)), mem_kib=64 * 1024 * 1024, distance=[40, 10])
+    return m
+
+
 def copy_local(root):
     if os.path.exists(root):
         shutil.rmtree(root)
@@ -209,6 +227,9 @@ def hwloc_root(tree, dest):
         t = os.path.join(cpu_root, "cpu%d" % cpu, "topology")
         sib = [c for c, v in cpus.items() if v == (core, pkg) and c in online]
         pk = [c for c, v in cpus.items() if v[1] == pkg and c in online]
+        if pkg < 0:
+            # No package id (POWER LPARs): the kernel's package mask is the core's threads.
+            pk = sib
         for base, members in (("thread_siblings", sib), ("core_cpus", sib),
                               ("core_siblings", pk), ("package_cpus", pk)):
             write(t, base, cpumask(members, ncpus) + "\n")
@@ -237,7 +258,7 @@ def main(argv):
     if len(argv) == 4 and argv[1] == "--hwloc-root":
         hwloc_root(argv[2], argv[3])
         return
-    for m in (intel_2s4c2t(), amd_1s2n4ccx(), cpuless_numa()):
+    for m in (intel_2s4c2t(), amd_1s2n4ccx(), cpuless_numa(), power_2n64c4t_nopkg()):
         m.write(os.path.join(OUT, m.name))
     if "--copy-local" in argv:
         copy_local(os.path.join(OUT, "local"))
