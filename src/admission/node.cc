@@ -6,6 +6,7 @@
 #include "admission/pod_record.h"
 #include "admission/pod_requests.h"
 #include "admission/state_files.h"
+#include "api/pod_gates.h"
 #include "cpumanager/static_policy.h"
 #include "devicemanager/device_manager.h"
 #include "util/format.h"
@@ -57,6 +58,7 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   Options options;
   bool pod_level_resources = true;
   bool pod_level_managers = false;
+  PodGates pod_gates;  // PodLevelResources and its fix gates, for GetPodQos
 
   // The Topology Manager: policy, scope and the hints it stores per container.
   std::unique_ptr<topologymanager::Manager> tm;
@@ -64,6 +66,10 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   cpumanager::CpuState cpu_state;
   std::optional<memorymanager::StaticPolicy> memory;  // nullopt with policy None
   memorymanager::MemoryState memory_state;
+  // The checkpoints as restored from the state dir: what they hold beyond the managers' state
+  // (members podtopo does not model, resize baselines) goes into every rewrite.
+  std::optional<checkpoint::CpuCheckpoint> cpu_read;
+  std::optional<checkpoint::MemoryCheckpoint> memory_read;
   devicemanager::DeviceManager devices;
 
   // Hint providers in the kubelet's registration order: devices, CPU, memory.
@@ -102,6 +108,10 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
 
   std::optional<AdmitResult> CheckFit(const Pod& pod) const;
   void Release(const Pod& pod);
+  // What the kubelet does to an admitted pod when it restarts: re-admit it against the state
+  // it holds now (hints regenerated from its allocation, idempotent allocation). Returns that
+  // admission's rejection, or nullopt when the pod survives a restart. Changes no state.
+  std::optional<AdmitResult> RestartRejection(const Pod& pod, std::string* hints);
   std::map<std::string, TopologyHint> StoredHints(const Pod& pod) const;
   PodAllocation View(const Pod& pod) const;
   const Pod* Find(const std::string& ns, const std::string& name) const {
@@ -212,6 +222,7 @@ class MemoryProvider : public topologymanager::HintProvider {
 absl::Status Node::Impl::Init() {
   pod_level_resources = config.FeatureEnabled("PodLevelResources");
   pod_level_managers = config.FeatureEnabled("PodLevelResourceManagers");
+  pod_gates = PodGatesFromConfig(config);
 
   ResourceList capacity = NodeCapacity(topology);
   std::vector<config::Finding> findings = config.Validate(&capacity);
@@ -263,6 +274,7 @@ absl::Status Node::Impl::Init() {
     cc.topology_manager_policy = config.topology_manager_policy;
     cc.gates.pod_level_resources = pod_level_resources;
     cc.gates.pod_level_resource_managers = pod_level_managers;
+    cc.gates.fix_kubelet_qos_class = pod_gates.fix_kubelet_qos_class;
     cc.gates.options = {config.FeatureEnabled("CPUManagerPolicyAlphaOptions"),
                         config.FeatureEnabled("CPUManagerPolicyBetaOptions")};
     if (cc.num_reserved_cpus == 0 && cc.reserved_system_cpus.IsEmpty()) {
@@ -292,7 +304,8 @@ absl::Status Node::Impl::Init() {
       return absl::InvalidArgumentError(
           fmt::format("reservedMemory: {}", reserved.status().message()));
     }
-    memorymanager::PolicyGates gates{pod_level_resources, pod_level_managers};
+    memorymanager::PolicyGates gates{pod_level_resources, pod_level_managers,
+                                     pod_gates.fix_kubelet_qos_class};
     auto p = memorymanager::StaticPolicy::New(*machine, *reserved, this, gates);
     if (!p.ok()) {
       return absl::InvalidArgumentError(
@@ -332,6 +345,7 @@ absl::Status Node::Impl::Restore() {
     checkpoint::CpuLoadOptions lo{config.cpu_manager_policy, pod_level_managers};
     auto cp = checkpoint::LoadCpuCheckpointFile(path, lo);
     if (!cp.ok()) return cp.status();
+    cpu_read = *cp;
     if (cp->has_value() && cpu != nullptr) {
       auto st = CpuStateFromCheckpoint(**cp, path);
       if (!st.ok()) return st.status();
@@ -351,6 +365,7 @@ absl::Status Node::Impl::Restore() {
     checkpoint::MemoryLoadOptions lo{config.memory_manager_policy, pod_level_managers};
     auto cp = checkpoint::LoadMemoryCheckpointFile(path, lo);
     if (!cp.ok()) return cp.status();
+    memory_read = *cp;
     if (cp->has_value() && memory.has_value()) memory_state = MemoryStateFromCheckpoint(**cp);
   }
   if (memory.has_value()) {
@@ -416,31 +431,35 @@ absl::Status Node::Impl::Restore() {
 absl::Status Node::Impl::Save() const {
   const std::string& dir = options.state_dir;
   if (dir.empty() || options.read_only) return absl::OkStatus();
-  // The none policies keep an empty checkpoint naming themselves, as the kubelet's do.
-  {
-    checkpoint::CpuWriteOptions wo;
-    wo.pod_level_resource_managers = pod_level_managers;
-    checkpoint::CpuCheckpoint cp =
-        cpu != nullptr ? CpuCheckpointFromState(cpu_state, config.cpu_manager_policy)
-                       : checkpoint::CpuCheckpoint{.policy_name = config.cpu_manager_policy};
-    if (auto s = checkpoint::WriteCpuCheckpointFile(JoinPath(dir, kCpuManagerStateFile), cp, wo);
-        !s.ok()) {
-      return s;
-    }
+  // The none policies keep an empty checkpoint naming themselves, as the kubelet's do. Both
+  // files are marshalled before either is written, so a refused one changes nothing.
+  checkpoint::CpuWriteOptions cwo;
+  cwo.pod_level_resource_managers = pod_level_managers;
+  checkpoint::CpuCheckpoint ccp =
+      cpu != nullptr ? CpuCheckpointFromState(cpu_state, config.cpu_manager_policy)
+                     : checkpoint::CpuCheckpoint{.policy_name = config.cpu_manager_policy};
+  if (cpu_read.has_value()) checkpoint::KeepUnmodelled(*cpu_read, ccp);
+  checkpoint::MemoryWriteOptions mwo;
+  mwo.pod_level_resource_managers = pod_level_managers;
+  checkpoint::MemoryCheckpoint mcp =
+      memory.has_value()
+          ? MemoryCheckpointFromState(memory_state, config.memory_manager_policy)
+          : checkpoint::MemoryCheckpoint{.policy_name = config.memory_manager_policy};
+  if (memory_read.has_value()) checkpoint::KeepUnmodelled(*memory_read, mcp);
+  const std::string cpu_path = JoinPath(dir, kCpuManagerStateFile);
+  const std::string memory_path = JoinPath(dir, kMemoryManagerStateFile);
+  auto cpu_bytes = checkpoint::MarshalCpuCheckpoint(ccp, cwo);
+  if (!cpu_bytes.ok()) {
+    return absl::Status(cpu_bytes.status().code(),
+                        fmt::format("{}: {}", cpu_path, cpu_bytes.status().message()));
   }
-  {
-    checkpoint::MemoryWriteOptions wo;
-    wo.pod_level_resource_managers = pod_level_managers;
-    checkpoint::MemoryCheckpoint cp =
-        memory.has_value()
-            ? MemoryCheckpointFromState(memory_state, config.memory_manager_policy)
-            : checkpoint::MemoryCheckpoint{.policy_name = config.memory_manager_policy};
-    if (auto s =
-            checkpoint::WriteMemoryCheckpointFile(JoinPath(dir, kMemoryManagerStateFile), cp, wo);
-        !s.ok()) {
-      return s;
-    }
+  auto memory_bytes = checkpoint::MarshalMemoryCheckpoint(mcp, mwo);
+  if (!memory_bytes.ok()) {
+    return absl::Status(memory_bytes.status().code(),
+                        fmt::format("{}: {}", memory_path, memory_bytes.status().message()));
   }
+  if (auto s = WriteFileAtomically(cpu_path, *cpu_bytes, 0600); !s.ok()) return s;
+  if (auto s = WriteFileAtomically(memory_path, *memory_bytes, 0600); !s.ok()) return s;
   std::vector<PodRecordEntry> record;
   for (const auto& pod : admitted) {
     PodRecordEntry e;
@@ -574,6 +593,64 @@ std::map<std::string, TopologyHint> Node::Impl::StoredHints(const Pod& pod) cons
   return out;
 }
 
+namespace {
+
+// "cpu: NUMA 1 (preferred), NUMA 0,1 (preferred), 6 not preferred" for one provider's answer.
+std::string HintsText(const std::string& provider, const topologymanager::ProviderHints& hints) {
+  if (!hints.has_value() || hints->empty()) return provider + ": no preference";
+  std::vector<std::string> parts;
+  for (const auto& [resource, list] : *hints) {
+    if (!list.has_value()) {
+      parts.push_back(resource + ": no preference");
+      continue;
+    }
+    std::vector<std::string> shown;
+    int others = 0;
+    for (const TopologyHint& h : *list) {
+      if (!h.preferred) {
+        ++others;
+        continue;
+      }
+      shown.push_back(fmt::format(
+          "NUMA {} (preferred)",
+          h.affinity.has_value() ? fmt::format("{}", fmt::join(h.affinity->GetBits(), ","))
+                                 : std::string("any")));
+    }
+    if (others > 0) shown.push_back(fmt::format("{} not preferred", others));
+    parts.push_back(fmt::format("{}: {}", resource,
+                                shown.empty() ? std::string("none") : fmt::format("{}", fmt::join(shown, ", "))));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+}  // namespace
+
+std::optional<AdmitResult> Node::Impl::RestartRejection(const Pod& pod, std::string* hints) {
+  const cpumanager::CpuState cpu_before = cpu_state;
+  const memorymanager::MemoryState memory_before = memory_state;
+  const devicemanager::DeviceManager devices_before = devices;
+  const std::map<std::string, TopologyHint> hints_before = StoredHints(pod);
+  AdmissionTrace restart_trace;
+  AdmissionTrace* outer = trace;
+  trace = &restart_trace;
+  AdmitResult again = tm->Admit(pod);
+  trace = outer;
+  cpu_state = cpu_before;
+  memory_state = memory_before;
+  devices = devices_before;
+  for (const auto& [name, hint] : hints_before) tm->SetAffinity(pod.uid, name, hint);
+  if (again.admit) return std::nullopt;
+  std::vector<std::string> steps;
+  for (const MergeStep& step : restart_trace.merges) {
+    std::vector<std::string> providers;
+    for (const auto& p : step.providers) providers.push_back(HintsText(p.provider, p.hints));
+    steps.push_back(fmt::format("{}{}", step.container.empty() ? "" : step.container + ": ",
+                                fmt::join(providers, "; ")));
+  }
+  *hints = fmt::format("{}", fmt::join(steps, " | "));
+  return again;
+}
+
 void Node::Impl::Release(const Pod& pod) {
   for (const Container* c : pod.InitAndAppContainers()) {
     devices.RemoveContainer(pod.uid, c->name);
@@ -599,7 +676,7 @@ PodAllocation Node::Impl::View(const Pod& pod) const {
   a.name = pod.name;
   a.uid = pod.uid;
   a.admitted = true;
-  a.qos = GetPodQos(pod, pod_level_resources);
+  a.qos = GetPodQos(pod, pod_gates);
   if (cpu != nullptr) {
     if (auto bubble = cpu_state.GetPodCpuSet(pod.uid); bubble.has_value()) a.cpus = *bubble;
   }
@@ -676,7 +753,7 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
   rejected.namespace_name = pod.namespace_name;
   rejected.name = pod.name;
   rejected.uid = pod.uid;
-  rejected.qos = GetPodQos(pod, m.pod_level_resources);
+  rejected.qos = GetPodQos(pod, m.pod_gates);
   rejected.trace = trace;
   if (auto fit = m.CheckFit(pod); fit.has_value()) {
     rejected.reason = fit->reason;
@@ -696,8 +773,28 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
     rejected.message = kRejectedPrefix + r.message;
     return rejected;
   }
+  // A kubelet re-admits every running pod when it restarts. A pod whose allocation would not
+  // pass that re-admission is refused now (no upstream fix; docs/differences.md): e.g.
+  // align-by-socket places the CPUs on another NUMA node of the socket than the memory, and
+  // the hints regenerated from the allocation no longer merge to a preferred hint.
+  std::string restart_hints;
+  if (auto again = m.RestartRejection(pod, &restart_hints); again.has_value()) {
+    m.Release(pod);
+    rejected.reason = again->reason;
+    rejected.message = fmt::format(
+        "{}podtopo refuses the pod although kubelet v1.37 admits it now: after a kubelet restart "
+        "the re-admission of the running pod fails ({}: {}), and the kubelet then stops it. The "
+        "hints regenerated from its allocation: {}",
+        kRejectedPrefix, again->reason, again->message, restart_hints);
+    return rejected;
+  }
   m.admitted.push_back(pod);
-  if (auto s = m.Save(); !s.ok()) return s;
+  if (auto s = m.Save(); !s.ok()) {
+    // Nothing was written: the pod is not admitted.
+    m.admitted.pop_back();
+    m.Release(pod);
+    return s;
+  }
   PodAllocation admitted = m.View(pod);
   admitted.trace = trace;
   return admitted;

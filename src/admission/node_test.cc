@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "testing/testing.h"
 #include "testing/topologies.h"
+#include "topology/presets.h"
 
 namespace podtopo {
 namespace {
@@ -367,6 +368,104 @@ TEST(NodeTest, RemoveReleasesTheBubbleAndStateSurvivesARestart) {
     EXPECT_EQ((*node)->DefaultCpuSet().String(), "0-11");
   }
   std::filesystem::remove_all(dir);
+}
+
+// A container-scope pod with `cpus` exclusive CPUs (and 1Gi), requests == limits.
+Pod ExclusivePod(const std::string& name, int cpus) {
+  return ParseOne(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n  containers:\n  - name: "
+      "app\n    image: busybox\n    resources:\n      requests: {cpu: \"" + std::to_string(cpus) +
+      "\", memory: 1Gi}\n      limits: {cpu: \"" + std::to_string(cpus) + "\", memory: 1Gi}\n");
+}
+
+config::KubeletConfig ContainerScope(std::map<std::string, std::string> options) {
+  config::KubeletConfig cfg = config::SeedDefault();
+  cfg.topology_manager_scope = "container";
+  cfg.topology_manager_policy = "best-effort";
+  cfg.cpu_manager_policy_options = std::move(options);
+  return cfg;
+}
+
+// k/k #129078 (fix #129079): on the demo node (64 CPUs, CPU c and c+32 one core, CPU 0
+// reserved so core {0,32} is not free) a 60-CPU container is admitted with full-pcpus-only;
+// after a restart its own CPUs were no longer "free physical CPUs" and re-admission failed
+// with SMTAlignmentError. The restarted node now keeps the pod and its CPUs.
+TEST(NodeTest, Issue129078_FullPcpusOnlyContainerScopePodSurvivesRestart) {
+  const std::string dir = testing::MakeTempDir("podtopo-node");
+  const config::KubeletConfig cfg = ContainerScope({{"full-pcpus-only", "true"}});
+  auto demo = Preset("demo");
+  ASSERT_TRUE(demo.ok());
+  std::string cpus;
+  {
+    auto node = Node::Create(*demo, cfg, {dir});
+    ASSERT_TRUE(node.ok()) << node.status();
+    auto a = (*node)->Admit(ExclusivePod("big", 60));
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(a->admitted) << a->message;
+    cpus = C(*a, "app").cpus.String();
+    EXPECT_EQ(C(*a, "app").cpus.Size(), 60);
+  }
+  auto node = Node::Create(*demo, cfg, {dir});
+  ASSERT_TRUE(node.ok()) << node.status();
+  auto pods = (*node)->AdmittedPods();
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(C(pods[0], "app").cpus.String(), cpus);
+  std::filesystem::remove_all(dir);
+}
+
+// k/k #141196: with strict-cpu-reservation a pod taking every unreserved CPU emptied the
+// shared pool, and the state dir could not be loaded again ("default cpuset cannot be empty").
+// The pod is refused instead (the fix proposed in k/k #141197, not merged); the state stays.
+TEST(NodeTest, Issue141196_StrictReservationRefusesToEmptyTheSharedPool) {
+  const std::string dir = testing::MakeTempDir("podtopo-node");
+  const config::KubeletConfig cfg = ContainerScope({{"strict-cpu-reservation", "true"}});
+  auto demo = Preset("demo");
+  ASSERT_TRUE(demo.ok());
+  {
+    auto node = Node::Create(*demo, cfg, {dir});
+    ASSERT_TRUE(node.ok()) << node.status();
+    auto a = (*node)->Admit(ExclusivePod("all", 63));
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_FALSE(a->admitted);
+    EXPECT_EQ(a->reason, "UnexpectedAdmissionError");
+    EXPECT_NE(a->message.find("would leave the node's shared pool (default cpuset 1-63) empty"),
+              std::string::npos)
+        << a->message;
+    auto b = (*node)->Admit(ExclusivePod("most", 62));
+    ASSERT_TRUE(b.ok() && b->admitted) << (b.ok() ? b->message : b.status().ToString());
+    EXPECT_EQ((*node)->DefaultCpuSet().Size(), 1);
+  }
+  auto node = Node::Create(*demo, cfg, {dir});
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ((*node)->AdmittedPods().size(), 1u);
+  std::filesystem::remove_all(dir);
+}
+
+// No upstream issue: with align-by-socket the CPUs may land on another NUMA node of the socket
+// than the memory. The kubelet admits such a pod, but after a restart the hints regenerated
+// from the allocation (cpu: NUMA 1 / 0,1; memory: NUMA 0) no longer merge to a preferred
+// hint and restricted rejects the running pod. podtopo refuses it at admission.
+TEST(NodeTest, PodThatARestartWouldRejectIsRefused) {
+  auto topo = Preset("dual-socket-multi-numa-per-socket-ht");
+  ASSERT_TRUE(topo.ok());
+  config::KubeletConfig cfg = config::SeedDefault();
+  cfg.feature_gates["CPUManagerPolicyAlphaOptions"] = true;
+  cfg.cpu_manager_policy_options = {{"align-by-socket", "true"},
+                                    {"distribute-cpus-across-numa", "true"}};
+  cfg.topology_manager_policy = "restricted";
+  auto node = NewNode(cfg, *topo);
+  ASSERT_NE(node, nullptr);
+  auto a = node->Admit(ParseOne(PodYaml("p0", "1", "1Gi", {"app0:app:500m:128Mi"})));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_FALSE(a->admitted);
+  EXPECT_EQ(a->reason, "TopologyAffinityError");
+  EXPECT_NE(a->message.find("after a kubelet restart the re-admission of the running pod fails"),
+            std::string::npos)
+      << a->message;
+  EXPECT_NE(a->message.find("devices: no preference; cpu: NUMA 1 (preferred), NUMA 0,1 (preferred), 6 not "
+                            "preferred; memory: NUMA 0 (preferred)"), std::string::npos)
+      << a->message;
+  EXPECT_EQ(node->DefaultCpuSet().String(), "0-79");  // nothing left behind
 }
 
 }  // namespace

@@ -149,14 +149,14 @@ const Container* Pod::FindContainer(const std::string& container_name) const {
   return nullptr;
 }
 
-QosClass GetPodQos(const Pod& pod, bool pod_level_resources_enabled, bool fix_kubelet_qos_class) {
+QosClass GetPodQos(const Pod& pod, const PodGates& gates) {
   ResourceList requests;
   ResourceList limits;
   bool guaranteed = true;
 
   const bool pod_level =
-      pod_level_resources_enabled &&
-      (fix_kubelet_qos_class ? pod.HasPodLevelResources() : pod.resources.has_value());
+      gates.pod_level_resources &&
+      (gates.fix_kubelet_qos_class ? pod.HasPodLevelResources() : pod.resources.has_value());
   if (pod_level) {
     AddPositiveQosQuantities(pod.resources->requests, requests);
     if (!pod.resources->limits.empty()) {

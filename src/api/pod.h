@@ -61,8 +61,15 @@ struct Pod {
   std::vector<Container> init_containers;  // regular and restartable, in spec order
   std::vector<Container> containers;
   std::vector<Container> ephemeral_containers;
+  // spec.nodeName: the node the pod is bound to ("" when not scheduled). podtopo compare
+  // places pods by it.
+  std::string node_name;
   // Where the manifest came from ("pod.yaml", "pod.yaml#2", "<stdin>"), for messages.
   std::string source;
+  // The workload object the pod was expanded from ("Deployment", "web"); both empty for a
+  // Pod object. See api/pod_yaml.h for the controllers read.
+  std::string controller_kind;
+  std::string controller_name;
 
   std::string Key() const { return namespace_name + "/" + name; }
   // The kubelet's resourcehelper.IsPodLevelResourcesSet: spec.resources has a cpu or memory
@@ -79,9 +86,20 @@ struct Pod {
 enum class QosClass { kGuaranteed, kBurstable, kBestEffort };
 const char* QosClassName(QosClass qos);  // "Guaranteed", "Burstable", "BestEffort"
 
-// v1qos.GetPodQOS (ComputePodQOS) with the pod-level rules of KEP-2837. Only cpu and memory
-// count (hugepages and extended resources do not); zero quantities count as unset; init
-// containers count, ephemeral containers do not.
+// The feature gates that change how a pod is defaulted and classified, with their v1.37
+// defaults. Every command that reads pods takes them from the kubelet configuration
+// (api/pod_gates.h PodGatesFromConfig) and passes the same values to loading (defaulting)
+// and to GetPodQos, so one pod has one QoS class everywhere.
+struct PodGates {
+  bool pod_level_resources = true;    // PodLevelResources
+  bool fix_defaulting = true;         // PodLevelResourcesFixDefaulting (k/k #140514)
+  bool fix_kubelet_qos_class = true;  // PodLevelResourcesFixKubeletQOSClass (k/k #135082)
+};
+
+// THE pod QoS class (v1qos.GetPodQOS / ComputePodQOS) with the pod-level rules of
+// KEP-2837; admission, the managers, explain, lint, serve, compare and the pictures all call
+// it. Only cpu and memory count (hugepages and extended resources do not); zero quantities
+// count as unset; init containers count, ephemeral containers do not.
 //  * With pod-level resources in play, spec.resources ALONE decides, for both cpu and memory:
 //    Guaranteed iff its limits name both cpu and memory (non-zero) and every non-zero request
 //    equals its limit; a resource the pod level does not name is not taken from the
@@ -89,12 +107,11 @@ const char* QosClassName(QosClass qos);  // "Guaranteed", "Burstable", "BestEffo
 //  * Otherwise: summed over init and app containers, every container has non-zero cpu and
 //    memory limits and the sums of requests equal the sums of limits -> Guaranteed; nothing
 //    set anywhere -> BestEffort; else Burstable.
-// "Pod-level resources in play" is `pod_level_resources_enabled` (the PodLevelResources gate)
-// and, with `fix_kubelet_qos_class` (the PodLevelResourcesFixKubeletQOSClass gate, on by
-// default since v1.36), HasPodLevelResources(); without the fix any spec.resources stanza,
-// even an empty one (`resources: {}`), takes the pod-level branch (k/k #135082).
-QosClass GetPodQos(const Pod& pod, bool pod_level_resources_enabled = true,
-                   bool fix_kubelet_qos_class = true);
+// "Pod-level resources in play" is `gates.pod_level_resources` and, with
+// `gates.fix_kubelet_qos_class` (on by default since v1.36), HasPodLevelResources(); without
+// the fix any spec.resources stanza, even an empty one (`resources: {}`), takes the
+// pod-level branch (k/k #135082).
+QosClass GetPodQos(const Pod& pod, const PodGates& gates = {});
 
 // cm/qos IsContainerEquivalentQOSGuaranteed: cpu and memory requests are non-zero and equal
 // to their limits.

@@ -139,7 +139,7 @@ class GoQosTableTest : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(GoQosTableTest, MatchesComputePodQOS) {
   const QosCase c = GoQosCases()[GetParam()];
-  EXPECT_EQ(QosClassName(GetPodQos(c.pod, c.pod_level_resources_enabled)),
+  EXPECT_EQ(QosClassName(GetPodQos(c.pod, {.pod_level_resources = c.pod_level_resources_enabled})),
             std::string(QosClassName(c.expected)))
       << c.name;
 }
@@ -225,7 +225,7 @@ TEST(QosTest, PodLevelStanzaDecidesAloneEvenWhenContainersAreGuaranteed) {
   Pod pod = P({C("c", RL("1", "1Gi"), RL("1", "1Gi"))}, {}, RR(RL("1", "1Gi"), {}));
   EXPECT_EQ(GetPodQos(pod), QosClass::kBurstable);
   // The same pod with the gate off uses the containers.
-  EXPECT_EQ(GetPodQos(pod, /*pod_level_resources_enabled=*/false), QosClass::kGuaranteed);
+  EXPECT_EQ(GetPodQos(pod, {.pod_level_resources = false}), QosClass::kGuaranteed);
 }
 
 TEST(QosTest, PodLevelCpuOnlyIsBurstableWhateverTheContainersSay) {
@@ -253,17 +253,17 @@ TEST(QosTest, EmptyPodLevelStanzaWithFixUsesContainers) {
   // k/k #135082: `resources: {}` must not turn a Guaranteed pod into BestEffort.
   Pod pod = P({C("pause", RL("100m", "50Mi"), RL("100m", "50Mi"))}, {}, RR({}, {}));
   EXPECT_FALSE(pod.HasPodLevelResources());
-  EXPECT_EQ(GetPodQos(pod, true, /*fix_kubelet_qos_class=*/true), QosClass::kGuaranteed);
-  EXPECT_EQ(GetPodQos(pod, true, /*fix_kubelet_qos_class=*/false), QosClass::kBestEffort);
+  EXPECT_EQ(GetPodQos(pod, {.fix_kubelet_qos_class = true}), QosClass::kGuaranteed);
+  EXPECT_EQ(GetPodQos(pod, {.fix_kubelet_qos_class = false}), QosClass::kBestEffort);
   // A stanza naming only an unsupported resource is "not set" for the fixed rule too.
   Pod gpu_only = P({C("pause", RL("100m", "50Mi"), RL("100m", "50Mi"))}, {},
                    RR(With({}, "example.com/gpu", "1"), {}));
-  EXPECT_EQ(GetPodQos(gpu_only, true, true), QosClass::kGuaranteed);
-  EXPECT_EQ(GetPodQos(gpu_only, true, false), QosClass::kBestEffort);
+  EXPECT_EQ(GetPodQos(gpu_only, {.fix_kubelet_qos_class = true}), QosClass::kGuaranteed);
+  EXPECT_EQ(GetPodQos(gpu_only, {.fix_kubelet_qos_class = false}), QosClass::kBestEffort);
   // Without any stanza both agree.
   Pod no_stanza = P({C("pause", RL("100m", "50Mi"), RL("100m", "50Mi"))});
-  EXPECT_EQ(GetPodQos(no_stanza, true, true), QosClass::kGuaranteed);
-  EXPECT_EQ(GetPodQos(no_stanza, true, false), QosClass::kGuaranteed);
+  EXPECT_EQ(GetPodQos(no_stanza, {.fix_kubelet_qos_class = true}), QosClass::kGuaranteed);
+  EXPECT_EQ(GetPodQos(no_stanza, {.fix_kubelet_qos_class = false}), QosClass::kGuaranteed);
 }
 
 TEST(QosTest, InitContainersCountEphemeralDoNot) {

@@ -13,10 +13,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "api/manifest_tree.h"
 #include "fmt/format.h"
 #include "util/file.h"
-#include "util/yaml_guard.h"
-#include "yaml-cpp/yaml.h"
 
 namespace podtopo {
 namespace {
@@ -114,170 +113,6 @@ class Problems {
   std::vector<std::string> list_;
 };
 
-// ---------------------------------------------------------------------------------------
-// Reading YAML nodes with the types Kubernetes' JSON decoding expects.
-
-enum class PlainType { kString, kNumber, kBool, kNull };
-
-bool IsDigits(const std::string& s, size_t from, bool allow_underscore) {
-  if (from >= s.size()) return false;
-  for (size_t i = from; i < s.size(); ++i) {
-    const char ch = s[i];
-    if (!(ch >= '0' && ch <= '9') && !(allow_underscore && ch == '_')) return false;
-  }
-  return true;
-}
-
-bool LooksLikeNumber(const std::string& s) {
-  size_t i = (!s.empty() && (s[0] == '+' || s[0] == '-')) ? 1 : 0;
-  const std::string body = s.substr(i);
-  if (body == ".inf" || body == ".Inf" || body == ".INF") return true;
-  if (i == 0 && (s == ".nan" || s == ".NaN" || s == ".NAN")) return true;
-  if (body.size() > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'o' || body[1] == 'b')) {
-    for (size_t j = 2; j < body.size(); ++j) {
-      if (!std::isxdigit(static_cast<unsigned char>(body[j])) && body[j] != '_') return false;
-    }
-    return true;
-  }
-  // [digits][.digits][e[+-]digits], at least one digit before the exponent.
-  size_t j = 0;
-  size_t digits = 0;
-  while (j < body.size() && ((body[j] >= '0' && body[j] <= '9') || body[j] == '_')) {
-    digits += body[j] != '_';
-    ++j;
-  }
-  if (j < body.size() && body[j] == '.') {
-    ++j;
-    while (j < body.size() && body[j] >= '0' && body[j] <= '9') {
-      ++digits;
-      ++j;
-    }
-  }
-  if (digits == 0) return false;
-  if (j < body.size() && (body[j] == 'e' || body[j] == 'E')) {
-    ++j;
-    if (j < body.size() && (body[j] == '+' || body[j] == '-')) ++j;
-    return IsDigits(body, j, false);
-  }
-  return j == body.size();
-}
-
-// How sigs.k8s.io/yaml (go-yaml v2, YAML 1.1) resolves an unquoted scalar.
-PlainType ClassifyPlain(const std::string& s) {
-  static const std::set<std::string> kBools = {
-      "y",   "Y",   "yes",  "Yes",  "YES",  "n",     "N",     "no",    "No",  "NO",  "true",
-      "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF"};
-  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return PlainType::kNull;
-  if (kBools.count(s)) return PlainType::kBool;
-  if (LooksLikeNumber(s)) return PlainType::kNumber;
-  return PlainType::kString;
-}
-
-bool IsPlain(const YAML::Node& node) { return node.Tag() == "?"; }
-
-std::string Describe(const YAML::Node& node) {
-  if (!node.IsDefined() || node.IsNull()) return "null";
-  if (node.IsSequence()) return "a list";
-  if (node.IsMap()) return "a map";
-  if (IsPlain(node)) {
-    switch (ClassifyPlain(node.Scalar())) {
-      case PlainType::kNumber:
-        return fmt::format("the number {}", node.Scalar());
-      case PlainType::kBool:
-        return fmt::format("the boolean {}", node.Scalar());
-      case PlainType::kNull:
-        return "null";
-      case PlainType::kString:
-        break;
-    }
-  }
-  return "a string";
-}
-
-// The keys of one YAML map, in order, first occurrence of each.
-class Fields {
- public:
-  const YAML::Node* Get(const std::string& key) const {
-    for (const auto& [k, v] : items_) {
-      if (k == key) return &v;
-    }
-    return nullptr;
-  }
-  const std::vector<std::pair<std::string, YAML::Node>>& items() const { return items_; }
-  void Add(std::string key, YAML::Node value) { items_.emplace_back(std::move(key), value); }
-
- private:
-  std::vector<std::pair<std::string, YAML::Node>> items_;
-};
-
-// True when `node` is a map (filled into `fields`); false when absent or null (no problem)
-// or of another type (a problem).
-bool ReadMap(const YAML::Node* node, const std::string& path, Problems& problems,
-             Fields* fields) {
-  if (node == nullptr || !node->IsDefined() || node->IsNull()) return false;
-  if (!node->IsMap()) {
-    problems.Add(path, fmt::format("expected a map, got {}", Describe(*node)));
-    return false;
-  }
-  std::set<std::string> seen;
-  for (YAML::const_iterator it = node->begin(); it != node->end(); ++it) {
-    // Copies: yaml-cpp's iterator yields a temporary pair of node handles.
-    const YAML::Node key = it->first;
-    const YAML::Node value = it->second;
-    if (!key.IsScalar()) {
-      problems.Add(path, fmt::format("map keys must be strings, got {}", Describe(key)));
-      continue;
-    }
-    if (!seen.insert(key.Scalar()).second) {
-      problems.Add(path, fmt::format("duplicate key \"{}\"", key.Scalar()));
-      continue;
-    }
-    fields->Add(key.Scalar(), value);
-  }
-  return true;
-}
-
-// A string field; nullopt when absent, null or of another type (a problem).
-std::optional<std::string> ReadString(const YAML::Node* node, const std::string& path,
-                                      Problems& problems) {
-  if (node == nullptr || !node->IsDefined() || node->IsNull()) return std::nullopt;
-  if (node->IsScalar()) {
-    if (IsPlain(*node) && ClassifyPlain(node->Scalar()) != PlainType::kString) {
-      problems.Add(path, fmt::format("expected a string, got {} (quote it: \"{}\")",
-                                     Describe(*node), node->Scalar()));
-      return std::nullopt;
-    }
-    return node->Scalar();
-  }
-  problems.Add(path, fmt::format("expected a string, got {}", Describe(*node)));
-  return std::nullopt;
-}
-
-std::vector<std::string> ReadStringList(const YAML::Node* node, const std::string& path,
-                                        Problems& problems) {
-  std::vector<std::string> out;
-  if (node == nullptr || !node->IsDefined() || node->IsNull()) return out;
-  if (!node->IsSequence()) {
-    problems.Add(path, fmt::format("expected a list of strings, got {}", Describe(*node)));
-    return out;
-  }
-  for (size_t i = 0; i < node->size(); ++i) {
-    const YAML::Node item = (*node)[i];
-    out.push_back(ReadString(&item, Index(path, i), problems).value_or(""));
-  }
-  return out;
-}
-
-std::map<std::string, std::string> ReadStringMap(const YAML::Node* node, const std::string& path,
-                                                 Problems& problems) {
-  std::map<std::string, std::string> out;
-  Fields fields;
-  if (!ReadMap(node, path, problems, &fields)) return out;
-  for (const auto& [key, value] : fields.items()) {
-    out[key] = ReadString(&value, Join(path, key), problems).value_or("");
-  }
-  return out;
-}
 
 // The decimal text kubectl sends for an unquoted number: go-yaml v2 resolves plain scalars
 // with strconv.ParseInt(base 0) after dropping '_', so `010` is 8, `0x1F` 31, `0b11` 3,
@@ -329,20 +164,159 @@ std::string GoYamlPlainNumber(const std::string& text) {
   return (negative ? "-" : "") + decimal;
 }
 
+// ---------------------------------------------------------------------------------------
+// Reading tree nodes (api/manifest_tree.h) with the types Kubernetes' JSON decoding expects.
+
+using NodeType = ManifestNode::Type;
+
+std::string Describe(const ManifestNode& node) {
+  switch (node.type) {
+    case NodeType::kNull:
+      return "null";
+    case NodeType::kList:
+      return "a list";
+    case NodeType::kMap:
+      return "a map";
+    case NodeType::kNumber:
+      return fmt::format("the number {}", node.text);
+    case NodeType::kBool:
+      return fmt::format("the boolean {}", node.text);
+    case NodeType::kString:
+      break;
+  }
+  return "a string";
+}
+
+bool Absent(const ManifestNode* node) { return node == nullptr || node->IsNull(); }
+
+// The keys of one map, in order, first occurrence of each.
+class Fields {
+ public:
+  const ManifestNode* Get(std::string_view key) const {
+    for (const auto& [k, v] : items_) {
+      if (*k == key) return v;
+    }
+    return nullptr;
+  }
+  const std::vector<std::pair<const std::string*, const ManifestNode*>>& items() const {
+    return items_;
+  }
+  void Add(const std::string* key, const ManifestNode* value) { items_.emplace_back(key, value); }
+
+ private:
+  std::vector<std::pair<const std::string*, const ManifestNode*>> items_;
+};
+
+// True when `node` is a map (filled into `fields`); false when absent or null (no problem)
+// or of another type (a problem).
+bool ReadMap(const ManifestNode* node, const std::string& path, Problems& problems,
+             Fields* fields) {
+  if (Absent(node)) return false;
+  if (!node->IsMap()) {
+    problems.Add(path, fmt::format("expected a map, got {}", Describe(*node)));
+    return false;
+  }
+  for (size_t i = 0; i < node->entries.size(); ++i) {
+    const auto& [key, value] = node->entries[i];
+    bool duplicate = false;
+    for (const auto& [seen, unused] : fields->items()) duplicate |= *seen == key;
+    if (duplicate) {
+      problems.Add(path, fmt::format("duplicate key \"{}\"", key));
+      continue;
+    }
+    fields->Add(&key, &value);
+  }
+  return true;
+}
+
+// A string field; nullopt when absent, null or of another type (a problem).
+std::optional<std::string> ReadString(const ManifestNode* node, const std::string& path,
+                                      Problems& problems) {
+  if (Absent(node)) return std::nullopt;
+  if (node->type == NodeType::kString) return node->text;
+  if (node->IsScalar()) {
+    problems.Add(path, fmt::format("expected a string, got {} (quote it: \"{}\")",
+                                   Describe(*node), node->text));
+  } else {
+    problems.Add(path, fmt::format("expected a string, got {}", Describe(*node)));
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> ReadStringList(const ManifestNode* node, const std::string& path,
+                                        Problems& problems) {
+  std::vector<std::string> out;
+  if (Absent(node)) return out;
+  if (!node->IsList()) {
+    problems.Add(path, fmt::format("expected a list of strings, got {}", Describe(*node)));
+    return out;
+  }
+  for (size_t i = 0; i < node->items.size(); ++i) {
+    out.push_back(ReadString(&node->items[i], Index(path, i), problems).value_or(""));
+  }
+  return out;
+}
+
+std::map<std::string, std::string> ReadStringMap(const ManifestNode* node, const std::string& path,
+                                                 Problems& problems) {
+  std::map<std::string, std::string> out;
+  Fields fields;
+  if (!ReadMap(node, path, problems, &fields)) return out;
+  for (const auto& [key, value] : fields.items()) {
+    out[*key] = ReadString(value, Join(path, *key), problems).value_or("");
+  }
+  return out;
+}
+
+// An int32 field (replicas, parallelism, ...); nullopt when absent or null, or a problem.
+std::optional<int64_t> ReadInt32(const ManifestNode* node, const std::string& path,
+                                 Problems& problems) {
+  if (Absent(node)) return std::nullopt;
+  if (node->type == NodeType::kNumber) {
+    const std::string text = node->yaml_plain_number ? GoYamlPlainNumber(node->text) : node->text;
+    int64_t value = 0;
+    size_t i = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+    bool ok = i < text.size();
+    for (; ok && i < text.size(); ++i) {
+      ok = text[i] >= '0' && text[i] <= '9' && value < (int64_t{1} << 40);
+      if (ok) value = value * 10 + (text[i] - '0');
+    }
+    if (ok && text[0] == '-') value = -value;
+    if (ok && value >= std::numeric_limits<int32_t>::min() &&
+        value <= std::numeric_limits<int32_t>::max()) {
+      return value;
+    }
+    problems.Add(path, fmt::format("expected a 32-bit integer, got {}", Describe(*node)));
+    return std::nullopt;
+  }
+  problems.Add(path, fmt::format("expected an integer, got {}", Describe(*node)));
+  return std::nullopt;
+}
+
+// A boolean field; nullopt when absent or null, or a problem.
+std::optional<bool> ReadBool(const ManifestNode* node, const std::string& path,
+                             Problems& problems) {
+  if (Absent(node)) return std::nullopt;
+  if (node->type == NodeType::kBool) {
+    const std::string& t = node->text;
+    return t == "true" || t == "True" || t == "TRUE" || t == "y" || t == "Y" || t == "yes" ||
+           t == "Yes" || t == "YES" || t == "on" || t == "On" || t == "ON";
+  }
+  problems.Add(path, fmt::format("expected a boolean, got {}", Describe(*node)));
+  return std::nullopt;
+}
+
 // A quantity given as a string or a number; null reads as zero, as Go's decoder does.
-std::optional<Quantity> ReadQuantity(const YAML::Node& node, const std::string& path,
+std::optional<Quantity> ReadQuantity(const ManifestNode& node, const std::string& path,
                                      Problems& problems) {
-  if (!node.IsDefined() || node.IsNull()) return Quantity();
-  if (!node.IsScalar()) {
+  if (node.IsNull()) return Quantity();
+  if (node.type != NodeType::kString && node.type != NodeType::kNumber) {
     problems.Add(path, fmt::format("expected a quantity (a string such as \"500m\" or a number), "
                                    "got {}",
                                    Describe(node)));
     return std::nullopt;
   }
-  const std::string text =
-      IsPlain(node) && ClassifyPlain(node.Scalar()) == PlainType::kNumber
-          ? GoYamlPlainNumber(node.Scalar())
-          : node.Scalar();
+  const std::string text = node.yaml_plain_number ? GoYamlPlainNumber(node.text) : node.text;
   absl::StatusOr<Quantity> q = Quantity::Parse(text);
   if (!q.ok()) {
     std::string message(q.status().message());
@@ -360,24 +334,24 @@ std::optional<Quantity> ReadQuantity(const YAML::Node& node, const std::string& 
   return *q;
 }
 
-ResourceList ReadResourceList(const YAML::Node* node, const std::string& path,
+ResourceList ReadResourceList(const ManifestNode* node, const std::string& path,
                               Problems& problems) {
   ResourceList out;
   Fields fields;
   if (!ReadMap(node, path, problems, &fields)) return out;
   for (const auto& [name, value] : fields.items()) {
-    const std::string field = ResourceKey(path, name);
-    if (name.empty()) {
+    const std::string field = ResourceKey(path, *name);
+    if (name->empty()) {
       problems.Add(path, "resource names must not be empty");
       continue;
     }
-    if (std::optional<Quantity> q = ReadQuantity(value, field, problems)) out.emplace(name, *q);
+    if (std::optional<Quantity> q = ReadQuantity(*value, field, problems)) out.emplace(*name, *q);
   }
   return out;
 }
 
 // spec.resources or a container's resources. False when absent or null.
-bool ReadRequirements(const YAML::Node* node, const std::string& path, Problems& problems,
+bool ReadRequirements(const ManifestNode* node, const std::string& path, Problems& problems,
                       ResourceRequirements* out) {
   Fields fields;
   if (!ReadMap(node, path, problems, &fields)) return false;
@@ -548,8 +522,12 @@ void ValidateRequirements(const ResourceRequirements& r, const std::string& path
   }
 }
 
+
 // ---------------------------------------------------------------------------------------
-// Defaulting (pkg/apis/core/v1/defaults.go SetDefaults_Pod, SetDefaults_ResourceList).
+// Defaulting. Container requests: pkg/apis/core/v1/defaults.go SetDefaults_Pod. Pod level:
+// the v1.36 rules in SetDefaults_Pod (defaultHugePagePodLimits, defaultPodRequests,
+// defaultPodLimits), or, with PodLevelResourcesFixDefaulting (k/k #140514, v1.37), the
+// registry's applyPodLevelResourceDefaults run from PrepareForCreate.
 
 void DefaultContainerRequests(Container& c) {
   for (const auto& [name, q] : c.resources.limits) c.resources.requests.emplace(name, q);
@@ -562,28 +540,37 @@ bool AllContainersHaveLimit(const Pod& pod, const std::string& name) {
   return true;
 }
 
-void DefaultPodLevelResources(Pod& pod) {
-  if (!pod.resources.has_value()) return;
+// defaultHugePagePodLimits: a hugepages-* limit the pod level lacks (and has no request for)
+// becomes the containers' aggregated limit, once any pod-level request or limit is set.
+void DefaultHugePagePodLimits(Pod& pod) {
   ResourceRequirements& res = *pod.resources;
-  // defaultHugePagePodLimits
-  if (!res.limits.empty() || !res.requests.empty()) {
-    for (const auto& [name, q] : AggregateContainerLimits(pod)) {
-      if (!IsHugePageResourceName(name) || res.requests.count(name)) continue;
-      res.limits.emplace(name, q);
+  if (res.limits.empty() && res.requests.empty()) return;
+  for (const auto& [name, q] : AggregateContainerLimits(pod)) {
+    if (!IsHugePageResourceName(name) || res.requests.count(name)) continue;
+    res.limits.emplace(name, q);
+  }
+}
+
+// defaultPodRequests: a missing cpu/memory request becomes the containers' aggregated
+// request; any request still missing for a pod-level limit becomes that limit.
+void DefaultPodRequests(Pod& pod) {
+  ResourceRequirements& res = *pod.resources;
+  for (const auto& [name, q] : AggregateContainerRequests(pod)) {
+    if (IsSupportedPodLevelResource(name) && IsOvercommitAllowed(name)) {
+      res.requests.emplace(name, q);
     }
   }
-  // defaultPodRequests
-  if (!res.limits.empty()) {
-    for (const auto& [name, q] : AggregateContainerRequests(pod)) {
-      if (IsSupportedPodLevelResource(name) && IsOvercommitAllowed(name)) {
-        res.requests.emplace(name, q);
-      }
-    }
-    for (const auto& [name, q] : res.limits) {
-      if (IsSupportedPodLevelResource(name)) res.requests.emplace(name, q);
-    }
+  for (const auto& [name, q] : res.limits) {
+    if (IsSupportedPodLevelResource(name)) res.requests.emplace(name, q);
   }
-  // defaultPodLimits (PodLevelResourcesFixUpdateDefaulting)
+}
+
+void DefaultPodLevelResources136(Pod& pod) {
+  ResourceRequirements& res = *pod.resources;
+  DefaultHugePagePodLimits(pod);
+  if (!res.limits.empty()) DefaultPodRequests(pod);
+  // defaultPodLimits: only when the pod level sets requests and no limits at all; a
+  // cpu/memory limit is the containers' aggregated limit when every container sets it.
   if (!pod.HasPodLevelLimits() && pod.HasPodLevelRequests()) {
     for (const auto& [name, q] : AggregateContainerLimits(pod)) {
       if (res.limits.count(name) || !IsSupportedPodLevelResource(name) ||
@@ -592,6 +579,29 @@ void DefaultPodLevelResources(Pod& pod) {
       }
       res.limits.emplace(name, q);
     }
+  }
+}
+
+// v1.37 (PodLevelResourcesFixDefaulting): once any pod-level request or limit is set,
+// (1) hugepages limits as above, (2) requests from the aggregated container requests, then
+// from the pod-level limits, (3) each cpu/memory limit the pod level lacks, where every init
+// and app container sets one, becomes max(pod-level request, aggregated container limits).
+void DefaultPodLevelResources137(Pod& pod) {
+  ResourceRequirements& res = *pod.resources;
+  if (res.limits.empty() && res.requests.empty()) return;
+  DefaultHugePagePodLimits(pod);
+  DefaultPodRequests(pod);
+  for (const auto& [name, aggregate] : AggregateContainerLimits(pod)) {
+    if (res.limits.count(name) || !IsSupportedPodLevelResource(name) ||
+        !IsOvercommitAllowed(name) || !AllContainersHaveLimit(pod, name)) {
+      continue;
+    }
+    Quantity limit = aggregate;
+    if (auto request = res.requests.find(name);
+        request != res.requests.end() && request->second.Cmp(limit) > 0) {
+      limit = request->second;
+    }
+    res.limits.emplace(name, limit);
   }
 }
 
@@ -606,15 +616,28 @@ void RoundUpToMilli(ResourceList& list) {
   }
 }
 
-void ApplyDefaults(Pod& pod) {
-  for (Container& c : pod.init_containers) DefaultContainerRequests(c);
-  for (Container& c : pod.containers) DefaultContainerRequests(c);
-  DefaultPodLevelResources(pod);
+void RoundContainers(Pod& pod) {
   for (auto* list : {&pod.init_containers, &pod.containers, &pod.ephemeral_containers}) {
     for (Container& c : *list) {
       RoundUpToMilli(c.resources.requests);
       RoundUpToMilli(c.resources.limits);
     }
+  }
+}
+
+// In v1.36 the pod level is defaulted inside SetDefaults_Pod, before the generated
+// defaulters round the containers' lists; in v1.37 PrepareForCreate defaults it from the
+// already rounded container values.
+void ApplyDefaults(Pod& pod, const PodGates& gates) {
+  for (Container& c : pod.init_containers) DefaultContainerRequests(c);
+  for (Container& c : pod.containers) DefaultContainerRequests(c);
+  const bool pod_level = gates.pod_level_resources && pod.resources.has_value();
+  if (pod_level && gates.fix_defaulting) {
+    RoundContainers(pod);
+    DefaultPodLevelResources137(pod);
+  } else {
+    if (pod_level) DefaultPodLevelResources136(pod);
+    RoundContainers(pod);
   }
   if (pod.resources.has_value()) {
     RoundUpToMilli(pod.resources->requests);
@@ -638,13 +661,13 @@ const char* ContainerListField(ContainerKind kind) {
   return "containers";
 }
 
-Container ReadContainer(const YAML::Node& node, const std::string& path, ContainerKind kind,
+Container ReadContainer(const ManifestNode& node, const std::string& path, ContainerKind kind,
                         Problems& problems) {
   Container c;
   c.kind = kind;
   Fields fields;
   if (!ReadMap(&node, path, problems, &fields)) {
-    if (!node.IsDefined() || node.IsNull()) problems.Add(path, "expected a container, got null");
+    if (node.IsNull()) problems.Add(path, "expected a container, got null");
     return c;
   }
   c.name = ReadString(fields.Get("name"), Join(path, "name"), problems).value_or("");
@@ -677,22 +700,24 @@ Container ReadContainer(const YAML::Node& node, const std::string& path, Contain
   return c;
 }
 
-std::vector<Container> ReadContainers(const YAML::Node* node, const std::string& path,
+std::vector<Container> ReadContainers(const ManifestNode* node, const std::string& path,
                                       ContainerKind kind, Problems& problems) {
   std::vector<Container> out;
-  if (node == nullptr || !node->IsDefined() || node->IsNull()) return out;
-  if (!node->IsSequence()) {
+  if (Absent(node)) return out;
+  if (!node->IsList()) {
     problems.Add(path, fmt::format("expected a list of containers, got {}", Describe(*node)));
     return out;
   }
-  for (size_t i = 0; i < node->size(); ++i) {
-    out.push_back(ReadContainer((*node)[i], Index(path, i), kind, problems));
+  out.reserve(node->items.size());
+  for (size_t i = 0; i < node->items.size(); ++i) {
+    out.push_back(ReadContainer(node->items[i], Index(path, i), kind, problems));
   }
   return out;
 }
 
-void ValidatePod(const Pod& pod, const std::string& base, bool windows, Problems& problems) {
-  const std::string spec = Join(base, "spec");
+// `spec` is the path of the pod spec ("spec", "items[3].spec", "spec.template.spec").
+void ValidatePod(const Pod& pod, const std::string& spec, bool windows, const PodGates& gates,
+                 Problems& problems) {
   if (pod.containers.empty()) problems.Add(Join(spec, "containers"), "Required value");
 
   // Container names: required, DNS labels, unique across all three lists.
@@ -723,7 +748,8 @@ void ValidatePod(const Pod& pod, const std::string& base, bool windows, Problems
     }
   }
 
-  if (!pod.resources.has_value()) return;
+  // With PodLevelResources off the API server drops spec.resources (DropDisabledPodFields).
+  if (!pod.resources.has_value() || !gates.pod_level_resources) return;
   const std::string resources_path = Join(spec, "resources");
   if (windows) {
     problems.Add(resources_path, "Forbidden: may not be set for a windows pod");
@@ -769,63 +795,81 @@ void ValidatePod(const Pod& pod, const std::string& base, bool windows, Problems
   }
 }
 
-// Reads a Pod object whose apiVersion/kind were checked. `base` is "" or "items[3]".
-Pod ReadPod(const Fields& object, const std::string& base, Problems& problems) {
-  Pod pod;
-  const std::string metadata_path = Join(base, "metadata");
+
+// ---------------------------------------------------------------------------------------
+// Object metadata, pod specs and pod templates.
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_name = "default";
+  std::string uid;
+  std::map<std::string, std::string> labels;
+};
+
+// metadata of a Pod or a controller (`name_required`), or of a pod template (only labels
+// are read: the controller names its pods and puts them in its own namespace).
+ObjectMeta ReadMetadata(const ManifestNode* node, const std::string& path, bool name_required,
+                        Problems& problems) {
+  ObjectMeta meta;
   Fields metadata;
-  if (!ReadMap(object.Get("metadata"), metadata_path, problems, &metadata)) {
-    problems.Add(Join(metadata_path, "name"), "Required value");
-  } else {
-    const std::string name_path = Join(metadata_path, "name");
-    const YAML::Node* name_node = metadata.Get("name");
+  if (!ReadMap(node, path, problems, &metadata)) {
+    if (name_required) problems.Add(Join(path, "name"), "Required value");
+    return meta;
+  }
+  if (name_required) {
+    const std::string name_path = Join(path, "name");
+    const ManifestNode* name_node = metadata.Get("name");
     std::optional<std::string> name = ReadString(name_node, name_path, problems);
-    const bool wrong_type = name_node != nullptr && name_node->IsDefined() &&
-                            !name_node->IsNull() && !name.has_value();
+    const bool wrong_type = !Absent(name_node) && !name.has_value();
     if (wrong_type) {
       // ReadString reported it.
     } else if (!name.has_value() || name->empty()) {
       problems.Add(name_path, metadata.Get("generateName") != nullptr
                                   ? "Required value (generateName is not supported: podtopo "
-                                    "needs a stable pod name)"
+                                    "needs a stable name)"
                                   : "Required value");
     } else if (!IsDns1123Subdomain(*name)) {
       problems.Add(name_path, fmt::format("Invalid value: \"{}\": {}", *name, kSubdomainMessage));
     } else {
-      pod.name = *name;
+      meta.name = *name;
     }
-    const std::string ns_path = Join(metadata_path, "namespace");
+    const std::string ns_path = Join(path, "namespace");
     if (std::optional<std::string> ns = ReadString(metadata.Get("namespace"), ns_path, problems);
         ns.has_value() && !ns->empty()) {
       if (!IsDns1123Label(*ns)) {
         problems.Add(ns_path, fmt::format("Invalid value: \"{}\": {}", *ns, kLabelMessage));
       } else {
-        pod.namespace_name = *ns;
+        meta.namespace_name = *ns;
       }
     }
-    pod.uid = ReadString(metadata.Get("uid"), Join(metadata_path, "uid"), problems).value_or("");
-    const std::string labels_path = Join(metadata_path, "labels");
-    pod.labels = ReadStringMap(metadata.Get("labels"), labels_path, problems);
-    for (const auto& [key, value] : pod.labels) {
-      if (!IsQualifiedName(key)) {
-        problems.Add(ResourceKey(labels_path, key),
-                     fmt::format("Invalid value: \"{}\": {}", key, kQualifiedNameMessage));
-      }
-      if (!value.empty() && !IsQualifiedNamePart(value)) {
-        problems.Add(ResourceKey(labels_path, key),
-                     fmt::format("Invalid value: \"{}\": a label value must be empty or consist "
-                                 "of alphanumeric characters, '-', '_' or '.', start and end "
-                                 "with an alphanumeric character and be at most 63 characters",
-                                 value));
-      }
+    meta.uid = ReadString(metadata.Get("uid"), Join(path, "uid"), problems).value_or("");
+  }
+  const std::string labels_path = Join(path, "labels");
+  meta.labels = ReadStringMap(metadata.Get("labels"), labels_path, problems);
+  for (const auto& [key, value] : meta.labels) {
+    if (!IsQualifiedName(key)) {
+      problems.Add(ResourceKey(labels_path, key),
+                   fmt::format("Invalid value: \"{}\": {}", key, kQualifiedNameMessage));
+    }
+    if (!value.empty() && !IsQualifiedNamePart(value)) {
+      problems.Add(ResourceKey(labels_path, key),
+                   fmt::format("Invalid value: \"{}\": a label value must be empty or consist "
+                               "of alphanumeric characters, '-', '_' or '.', start and end "
+                               "with an alphanumeric character and be at most 63 characters",
+                               value));
     }
   }
+  return meta;
+}
 
-  const std::string spec_path = Join(base, "spec");
+// Reads a pod spec at `spec_path` into `pod`, then defaults and validates the pod as the API
+// server does (only when the spec read without problems: no defaulting of half a pod).
+void ReadPodSpec(const ManifestNode* node, const std::string& spec_path, const PodGates& gates,
+                 Pod& pod, Problems& problems) {
   Fields spec;
-  if (!ReadMap(object.Get("spec"), spec_path, problems, &spec)) {
+  if (!ReadMap(node, spec_path, problems, &spec)) {
     problems.Add(Join(spec_path, "containers"), "Required value");
-    return pod;
+    return;
   }
   ResourceRequirements pod_resources;
   if (ReadRequirements(spec.Get("resources"), Join(spec_path, "resources"), problems,
@@ -838,6 +882,8 @@ Pod ReadPod(const Fields& object, const std::string& base, Problems& problems) {
     windows = ReadString(os.Get("name"), Join(spec_path, "os.name"), problems).value_or("") ==
               "windows";
   }
+  pod.node_name =
+      ReadString(spec.Get("nodeName"), Join(spec_path, "nodeName"), problems).value_or("");
   pod.init_containers = ReadContainers(spec.Get("initContainers"),
                                        Join(spec_path, "initContainers"), ContainerKind::kInit,
                                        problems);
@@ -846,125 +892,462 @@ Pod ReadPod(const Fields& object, const std::string& base, Problems& problems) {
   pod.ephemeral_containers =
       ReadContainers(spec.Get("ephemeralContainers"), Join(spec_path, "ephemeralContainers"),
                      ContainerKind::kEphemeral, problems);
-  if (!problems.empty()) return pod;  // type problems: do not default or validate half a pod
+  if (!problems.empty()) return;
+  ApplyDefaults(pod, gates);
+  ValidatePod(pod, spec_path, windows, gates, problems);
+}
 
-  ApplyDefaults(pod);
-  ValidatePod(pod, base, windows, problems);
-  if (pod.uid.empty() && !pod.name.empty()) {
-    pod.uid = DeterministicPodUid(pod.namespace_name, pod.name);
-  }
+// A Pod object whose apiVersion/kind were checked. `base` is "" or "items[3]".
+Pod ReadPod(const Fields& object, const std::string& base, const PodGates& gates,
+            Problems& problems) {
+  Pod pod;
+  ObjectMeta meta = ReadMetadata(object.Get("metadata"), Join(base, "metadata"), true, problems);
+  pod.name = std::move(meta.name);
+  pod.namespace_name = std::move(meta.namespace_name);
+  pod.uid = std::move(meta.uid);
+  pod.labels = std::move(meta.labels);
+  ReadPodSpec(object.Get("spec"), Join(base, "spec"), gates, pod, problems);
   return pod;
 }
 
-struct ParsedPod {
+// A PodTemplateSpec (metadata + spec) at `path`, defaulted and validated like a pod.
+Pod ReadPodTemplate(const ManifestNode* node, const std::string& path, const PodGates& gates,
+                    Problems& problems) {
   Pod pod;
-  size_t document = 0;            // 1-based
-  std::optional<size_t> item;     // index in a List's items
+  Fields tmpl;
+  if (!ReadMap(node, path, problems, &tmpl)) {
+    problems.Add(path, "Required value (the pod template)");
+    return pod;
+  }
+  pod.labels = ReadMetadata(tmpl.Get("metadata"), Join(path, "metadata"), false, problems).labels;
+  ReadPodSpec(tmpl.Get("spec"), Join(path, "spec"), gates, pod, problems);
+  return pod;
+}
+
+// ---------------------------------------------------------------------------------------
+// Workload controllers: the pods each one creates, named as its controller names them.
+
+// k8s.io/apimachinery/pkg/util/rand's alphabet (no vowels, no 0/1/3): generated name
+// suffixes and rand.SafeEncodeString, which the pod-template-hash goes through.
+constexpr std::string_view kSafeAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+
+uint32_t Fnv32a(std::string_view data, uint32_t hash = 2166136261u) {
+  for (unsigned char ch : data) {
+    hash ^= ch;
+    hash *= 16777619u;
+  }
+  return hash;
+}
+
+// A canonical text of a tree (keys in document order), for hashing.
+void Canonical(const ManifestNode& node, std::string& out) {
+  switch (node.type) {
+    case NodeType::kNull:
+      out += "~";
+      return;
+    case NodeType::kBool:
+    case NodeType::kNumber:
+      out += node.yaml_plain_number ? GoYamlPlainNumber(node.text) : node.text;
+      return;
+    case NodeType::kString:
+      out += '"';
+      out += node.text;
+      out += '"';
+      return;
+    case NodeType::kList:
+      out += '[';
+      for (const ManifestNode& item : node.items) {
+        Canonical(item, out);
+        out += ',';
+      }
+      out += ']';
+      return;
+    case NodeType::kMap:
+      out += '{';
+      for (const auto& [key, value] : node.entries) {
+        out += key;
+        out += ':';
+        Canonical(value, out);
+        out += ',';
+      }
+      out += '}';
+      return;
+  }
+}
+
+// The ReplicaSet name suffix: like controller.ComputeHash, an FNV-32a hash written as
+// rand.SafeEncodeString(decimal hash), so it has the same alphabet and length as the
+// controller's. The controller hashes Go's dump of the defaulted template object, which
+// podtopo cannot reproduce; it hashes the manifest's template instead (docs/differences.md).
+std::string PodTemplateHash(const ManifestNode& template_node) {
+  std::string text;
+  Canonical(template_node, text);
+  std::string hash = std::to_string(Fnv32a(text));
+  for (char& ch : hash) ch = kSafeAlphabet[static_cast<unsigned char>(ch) % kSafeAlphabet.size()];
+  return hash;
+}
+
+// names.SimpleNameGenerator: generateName `base-` (cut to 58 characters) and 5 characters
+// of the alphabet. The API server's are random; podtopo's are a hash of the base and the
+// replica index, unique within the controller.
+class PodNamer {
+ public:
+  explicit PodNamer(std::string base) : base_(std::move(base)) {
+    if (base_.size() > 57) base_.resize(57);
+    base_ += '-';
+  }
+  std::string Next() {
+    for (uint32_t salt = 0;; ++salt) {
+      uint32_t h = Fnv32a(fmt::format("{}/{}/{}", base_, index_, salt));
+      std::string name = base_;
+      for (int i = 0; i < 5; ++i) {
+        name += kSafeAlphabet[h % kSafeAlphabet.size()];
+        h /= kSafeAlphabet.size();
+      }
+      if (used_.insert(name).second) {
+        ++index_;
+        return name;
+      }
+    }
+  }
+
+ private:
+  std::string base_;
+  size_t index_ = 0;
+  std::set<std::string> used_;
 };
 
-std::string ObjectKind(const Fields& object, const std::string& base, Problems& problems,
-                       std::string* api_version) {
-  *api_version = ReadString(object.Get("apiVersion"), Join(base, "apiVersion"), problems)
-                     .value_or("");
-  return ReadString(object.Get("kind"), Join(base, "kind"), problems).value_or("");
+struct WorkloadKind {
+  std::string_view kind;
+  std::string_view api_version;
+};
+constexpr WorkloadKind kWorkloads[] = {
+    {"Deployment", "apps/v1"}, {"ReplicaSet", "apps/v1"},     {"StatefulSet", "apps/v1"},
+    {"DaemonSet", "apps/v1"},  {"Job", "batch/v1"},           {"CronJob", "batch/v1"},
+    {"ReplicationController", "v1"}, {"PodTemplate", "v1"},
+};
+
+const WorkloadKind* FindWorkload(std::string_view kind) {
+  for (const WorkloadKind& w : kWorkloads) {
+    if (w.kind == kind) return &w;
+  }
+  return nullptr;
 }
 
-// Checks apiVersion/kind of a Pod object; false (with a problem) otherwise.
-bool CheckPodKind(const std::string& api_version, const std::string& kind,
-                  const std::string& base, Problems& problems) {
-  if (kind.empty()) {
-    problems.Add(Join(base, "kind"), "Required value (podtopo reads apiVersion: v1, kind: Pod "
-                                     "objects or a kind: List of them)");
-    return false;
+constexpr char kSupportedKinds[] =
+    "Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, ReplicationController, "
+    "PodTemplate and List";
+
+// A replica count: absent -> `fallback` (the API server's default), negative -> a problem.
+int64_t ReadCount(const Fields& spec, std::string_view field, const std::string& spec_path,
+                  int64_t fallback, Problems& problems, bool* present = nullptr) {
+  const std::string path = Join(spec_path, std::string(field));
+  std::optional<int64_t> v = ReadInt32(spec.Get(field), path, problems);
+  if (present != nullptr) *present = v.has_value();
+  if (!v.has_value()) return fallback;
+  if (*v < 0) {
+    problems.Add(path, fmt::format("Invalid value: {}: must be greater than or equal to 0", *v));
+    return 0;
   }
-  if (kind != "Pod") {
-    problems.Add(Join(base, "kind"),
-                 fmt::format("kind \"{}\" is not supported: podtopo reads only apiVersion: v1, "
-                             "kind: Pod objects (or a kind: List of them)",
-                             kind));
-    return false;
-  }
-  if (api_version != "v1") {
-    problems.Add(Join(base, "apiVersion"),
-                 api_version.empty()
-                     ? std::string("Required value (a Pod has apiVersion: v1)")
-                     : fmt::format("Unsupported value: \"{}\": a Pod has apiVersion: v1",
-                                   api_version));
-    return false;
-  }
-  return true;
+  return *v;
 }
 
-absl::Status DocumentError(const std::string& source, size_t document, const Problems& problems) {
+// The pods of one workload object (its kind checked), appended to `out`.
+void ExpandWorkload(std::string_view kind, const Fields& object, const std::string& base,
+                    const PodLoadOptions& options, Problems& problems, std::vector<Pod>& out) {
+  const ObjectMeta meta =
+      ReadMetadata(object.Get("metadata"), Join(base, "metadata"), true, problems);
+  auto emit = [&](const Pod& prototype, const std::string& name) {
+    Pod pod = prototype;
+    pod.name = name;
+    pod.namespace_name = meta.namespace_name;
+    pod.controller_kind = std::string(kind);
+    pod.controller_name = meta.name;
+    out.push_back(std::move(pod));
+  };
+
+  if (kind == "PodTemplate") {
+    Pod pod = ReadPodTemplate(object.Get("template"), Join(base, "template"), options.gates,
+                              problems);
+    if (problems.empty()) emit(pod, meta.name);
+    return;
+  }
+
+  const std::string spec_path = Join(base, "spec");
+  Fields spec;
+  if (!ReadMap(object.Get("spec"), spec_path, problems, &spec)) {
+    problems.Add(Join(spec_path, "template"), "Required value");
+    return;
+  }
+
+  // Job (also a CronJob's jobTemplate.spec): SetDefaults_Job makes parallelism 1, and
+  // completions 1 when neither is set; the controller runs min(parallelism, completions)
+  // pods at once (all of parallelism for a work queue, none while suspended). Pods are
+  // `<job>-<suffix>`, or `<job>-<index>-<suffix>` with completionMode: Indexed.
+  auto expand_job = [&](const Fields& job_spec, const std::string& job_path,
+                        const std::string& job_name) {
+    bool has_parallelism = false;
+    bool has_completions = false;
+    int64_t parallelism =
+        ReadCount(job_spec, "parallelism", job_path, 1, problems, &has_parallelism);
+    int64_t completions =
+        ReadCount(job_spec, "completions", job_path, 1, problems, &has_completions);
+    const bool suspended =
+        ReadBool(job_spec.Get("suspend"), Join(job_path, "suspend"), problems).value_or(false);
+    const std::string mode =
+        ReadString(job_spec.Get("completionMode"), Join(job_path, "completionMode"), problems)
+            .value_or("NonIndexed");
+    if (mode != "NonIndexed" && mode != "Indexed") {
+      problems.Add(Join(job_path, "completionMode"),
+                   fmt::format("Unsupported value: \"{}\": supported values: \"Indexed\", "
+                               "\"NonIndexed\"",
+                               mode));
+    }
+    if (mode == "Indexed" && !has_completions) {
+      problems.Add(Join(job_path, "completions"),
+                   "Required value: when completion mode is Indexed");
+    }
+    Pod pod = ReadPodTemplate(job_spec.Get("template"), Join(job_path, "template"),
+                              options.gates, problems);
+    if (!problems.empty()) return;
+    pod.labels["batch.kubernetes.io/job-name"] = job_name;
+    pod.labels["job-name"] = job_name;
+    const int64_t count =
+        suspended ? 0 : (has_completions || !has_parallelism ? std::min(parallelism, completions)
+                                                             : parallelism);
+    PodNamer namer(job_name);
+    for (int64_t i = 0; i < count; ++i) {
+      if (mode == "Indexed") {
+        pod.labels["batch.kubernetes.io/job-completion-index"] = std::to_string(i);
+        emit(pod, PodNamer(fmt::format("{}-{}", job_name, i)).Next());
+      } else {
+        emit(pod, namer.Next());
+      }
+    }
+  };
+
+  if (kind == "Job") {
+    expand_job(spec, spec_path, meta.name);
+    return;
+  }
+  if (kind == "CronJob") {
+    // The controller names each Job `<cronjob>-<scheduled time in Unix minutes>`; podtopo
+    // has no clock to follow, so the number is a hash of the CronJob's namespace/name.
+    const std::string job_template_path = Join(spec_path, "jobTemplate");
+    Fields job_template;
+    if (!ReadMap(spec.Get("jobTemplate"), job_template_path, problems, &job_template)) {
+      problems.Add(job_template_path, "Required value");
+      return;
+    }
+    const std::string job_spec_path = Join(job_template_path, "spec");
+    Fields job_spec;
+    if (!ReadMap(job_template.Get("spec"), job_spec_path, problems, &job_spec)) {
+      problems.Add(Join(job_spec_path, "template"), "Required value");
+      return;
+    }
+    const uint32_t minutes =
+        20000000u + Fnv32a(meta.namespace_name + "/" + meta.name) % 10000000u;
+    expand_job(job_spec, job_spec_path, fmt::format("{}-{}", meta.name, minutes));
+    return;
+  }
+
+  const int64_t replicas = kind == "DaemonSet" ? 0 : ReadCount(spec, "replicas", spec_path, 1,
+                                                               problems);
+  const ManifestNode* template_node = spec.Get("template");
+  Pod pod = ReadPodTemplate(template_node, Join(spec_path, "template"), options.gates, problems);
+  if (!problems.empty()) return;
+
+  if (kind == "StatefulSet") {
+    // `<name>-<ordinal>`, ordinals from spec.ordinals.start (default 0).
+    int64_t start = 0;
+    Fields ordinals;
+    if (ReadMap(spec.Get("ordinals"), Join(spec_path, "ordinals"), problems, &ordinals)) {
+      start = ReadCount(ordinals, "start", Join(spec_path, "ordinals"), 0, problems);
+    }
+    for (int64_t i = 0; i < replicas; ++i) {
+      const std::string name = fmt::format("{}-{}", meta.name, start + i);
+      pod.labels["statefulset.kubernetes.io/pod-name"] = name;
+      pod.labels["apps.kubernetes.io/pod-index"] = std::to_string(start + i);
+      emit(pod, name);
+    }
+    return;
+  }
+  if (kind == "DaemonSet") {
+    // One pod per node of the run (bound to it); without nodes, one pod for the one node.
+    PodNamer namer(meta.name);
+    if (options.node_names.empty()) {
+      emit(pod, namer.Next());
+      return;
+    }
+    for (const std::string& node : options.node_names) {
+      pod.node_name = node;
+      emit(pod, namer.Next());
+    }
+    return;
+  }
+  std::string pod_base = meta.name;
+  if (kind == "Deployment") {
+    // The Deployment's ReplicaSet is `<name>-<pod-template-hash>`.
+    const std::string hash = PodTemplateHash(*template_node);
+    pod.labels["pod-template-hash"] = hash;
+    pod_base = meta.name + "-" + hash;
+  }
+  PodNamer namer(pod_base);  // ReplicaSet and ReplicationController: `<name>-<suffix>`
+  for (int64_t i = 0; i < replicas; ++i) emit(pod, namer.Next());
+}
+
+// ---------------------------------------------------------------------------------------
+// Documents.
+
+struct ParsedPod {
+  Pod pod;
+  size_t document = 0;         // 1-based
+  std::optional<size_t> item;  // index in a List's items
+};
+
+// Where the problems of one object are reported.
+struct ObjectContext {
+  const std::string& source;
+  size_t document;
+  const std::string& helm_source;  // "" unless Helm wrote `# Source:`
+  std::string object;              // "Deployment web" for a controller, else ""
+};
+
+absl::Status DocumentError(const ObjectContext& at, const Problems& problems) {
+  std::string head = fmt::format("{}: document {}", at.source, at.document);
+  if (!at.helm_source.empty()) head += fmt::format(" ({})", at.helm_source);
+  if (!at.object.empty()) head += ": " + at.object;
   std::string message;
   for (const std::string& line : problems.list()) {
     if (!message.empty()) message += "\n";
-    message += fmt::format("{}: document {}: {}", source, document, line);
+    message += head + ": " + line;
   }
   return absl::InvalidArgumentError(message);
 }
 
-// Parses one YAML document into `out`.
-absl::Status ParseDocument(const YAML::Node& doc, const std::string& source, size_t document,
-                           std::vector<ParsedPod>& out) {
-  if (!doc.IsDefined() || doc.IsNull()) return absl::OkStatus();  // empty document
+// Reads one object (a document's root or a List item): a Pod, a workload controller (its
+// pods), or another kind (skipped, or an error with options.strict).
+absl::Status ParseObject(const Fields& object, const std::string& base, ObjectContext at,
+                         std::optional<size_t> item, const PodLoadOptions& options,
+                         std::string_view default_kind, std::string_view default_api_version,
+                         std::vector<ParsedPod>& out) {
   Problems problems;
-  Fields object;
-  if (!doc.IsMap()) {
-    problems.Add("", fmt::format("expected a Kubernetes object (a map with apiVersion and kind), "
-                                 "got {}",
-                                 Describe(doc)));
-    return DocumentError(source, document, problems);
+  const ManifestNode* kind_node = object.Get("kind");
+  const ManifestNode* version_node = object.Get("apiVersion");
+  std::string kind = Absent(kind_node)
+                         ? std::string(default_kind)
+                         : ReadString(kind_node, Join(base, "kind"), problems).value_or("");
+  std::string api_version =
+      Absent(version_node)
+          ? std::string(default_api_version)
+          : ReadString(version_node, Join(base, "apiVersion"), problems).value_or("");
+  if (!problems.empty()) return DocumentError(at, problems);
+  if (kind.empty()) {
+    problems.Add(Join(base, "kind"),
+                 fmt::format("Required value (podtopo reads {} objects)", kSupportedKinds));
+    return DocumentError(at, problems);
   }
-  ReadMap(&doc, "", problems, &object);
-  std::string api_version;
-  const std::string kind = ObjectKind(object, "", problems, &api_version);
-  if (!problems.empty()) return DocumentError(source, document, problems);
-
-  if (kind == "List" || kind == "PodList") {
-    if (api_version != "v1") {
-      problems.Add("apiVersion", fmt::format("Unsupported value: \"{}\": a {} has apiVersion: v1",
-                                             api_version, kind));
-      return DocumentError(source, document, problems);
+  const WorkloadKind* workload = FindWorkload(kind);
+  const std::string_view expected_version =
+      kind == "Pod" ? std::string_view("v1") : workload != nullptr ? workload->api_version : "";
+  if (expected_version.empty()) {
+    if (options.strict) {
+      problems.Add(Join(base, "kind"),
+                   fmt::format("kind \"{}\" is not supported: podtopo reads {} objects "
+                               "(--strict: other kinds are errors)",
+                               kind, kSupportedKinds));
+      return DocumentError(at, problems);
     }
-    const YAML::Node* items = object.Get("items");
-    if (items == nullptr || !items->IsDefined() || items->IsNull()) return absl::OkStatus();
-    if (!items->IsSequence()) {
-      problems.Add("items", fmt::format("expected a list, got {}", Describe(*items)));
-      return DocumentError(source, document, problems);
-    }
-    for (size_t i = 0; i < items->size(); ++i) {
-      const std::string base = Index("items", i);
-      const YAML::Node item = (*items)[i];
-      Fields item_object;
-      if (!ReadMap(&item, base, problems, &item_object)) {
-        if (!item.IsDefined() || item.IsNull()) problems.Add(base, "expected a Pod, got null");
-        return DocumentError(source, document, problems);
-      }
-      std::string item_api_version;
-      const std::string item_kind = ObjectKind(item_object, base, problems, &item_api_version);
-      if (!problems.empty() || !CheckPodKind(item_api_version, item_kind, base, problems)) {
-        return DocumentError(source, document, problems);
-      }
-      Pod pod = ReadPod(item_object, base, problems);
-      if (!problems.empty()) return DocumentError(source, document, problems);
-      out.push_back(ParsedPod{std::move(pod), document, i});
-    }
+    if (options.skipped_kinds != nullptr) ++(*options.skipped_kinds)[kind];
     return absl::OkStatus();
   }
-
-  if (!CheckPodKind(api_version, kind, "", problems)) {
-    return DocumentError(source, document, problems);
+  if (api_version != expected_version) {
+    problems.Add(Join(base, "apiVersion"),
+                 api_version.empty()
+                     ? fmt::format("Required value (a {} has apiVersion: {})", kind,
+                                   expected_version)
+                     : fmt::format("Unsupported value: \"{}\": a {} has apiVersion: {}",
+                                   api_version, kind, expected_version));
+    return DocumentError(at, problems);
   }
-  Pod pod = ReadPod(object, "", problems);
-  if (!problems.empty()) return DocumentError(source, document, problems);
-  out.push_back(ParsedPod{std::move(pod), document, std::nullopt});
+  if (kind == "Pod") {
+    Pod pod = ReadPod(object, base, options.gates, problems);
+    if (!problems.empty()) return DocumentError(at, problems);
+    out.push_back(ParsedPod{std::move(pod), at.document, item});
+    return absl::OkStatus();
+  }
+  std::vector<Pod> pods;
+  ExpandWorkload(kind, object, base, options, problems, pods);
+  if (!problems.empty()) {
+    // Name the object when its name could be read.
+    Fields metadata;
+    Problems ignored;
+    if (ReadMap(object.Get("metadata"), "", ignored, &metadata)) {
+      at.object = kind + " " + ReadString(metadata.Get("name"), "", ignored).value_or("");
+    } else {
+      at.object = kind;
+    }
+    return DocumentError(at, problems);
+  }
+  for (Pod& pod : pods) out.push_back(ParsedPod{std::move(pod), at.document, item});
   return absl::OkStatus();
 }
 
-std::string YamlErrorLocation(const YAML::Mark& mark) {
-  if (mark.is_null()) return "";
-  return fmt::format("line {}, column {}: ", mark.line + 1, mark.column + 1);
+absl::Status ParseDocument(const ManifestDocument& doc, const std::string& source,
+                           size_t document, const PodLoadOptions& options,
+                           std::vector<ParsedPod>& out) {
+  if (doc.root.IsNull()) return absl::OkStatus();  // empty document
+  ObjectContext at{source, document, doc.helm_source, ""};
+  Problems problems;
+  Fields object;
+  if (!doc.root.IsMap()) {
+    problems.Add("", fmt::format("expected a Kubernetes object (a map with apiVersion and kind), "
+                                 "got {}",
+                                 Describe(doc.root)));
+    return DocumentError(at, problems);
+  }
+  ReadMap(&doc.root, "", problems, &object);
+  if (!problems.empty()) return DocumentError(at, problems);
+  std::string kind = ReadString(object.Get("kind"), "kind", problems).value_or("");
+  if (!problems.empty()) return DocumentError(at, problems);
+
+  // `kind: List` (kubectl get ... -o yaml|json) and typed lists (PodList, DeploymentList,
+  // whose items may omit kind and apiVersion).
+  const bool typed_list = kind.size() > 4 && kind.ends_with("List") &&
+                          (kind == "PodList" || FindWorkload(kind.substr(0, kind.size() - 4)));
+  if (kind == "List" || typed_list) {
+    const std::string api_version =
+        ReadString(object.Get("apiVersion"), "apiVersion", problems).value_or("");
+    if (!problems.empty()) return DocumentError(at, problems);
+    const std::string item_kind = typed_list ? kind.substr(0, kind.size() - 4) : "";
+    if (kind == "List" && api_version != "v1") {
+      problems.Add("apiVersion", fmt::format("Unsupported value: \"{}\": a List has apiVersion: v1",
+                                             api_version));
+      return DocumentError(at, problems);
+    }
+    const ManifestNode* items = object.Get("items");
+    if (Absent(items)) return absl::OkStatus();
+    if (!items->IsList()) {
+      problems.Add("items", fmt::format("expected a list, got {}", Describe(*items)));
+      return DocumentError(at, problems);
+    }
+    for (size_t i = 0; i < items->items.size(); ++i) {
+      const std::string base = Index("items", i);
+      const ManifestNode& item = items->items[i];
+      Fields item_object;
+      if (!ReadMap(&item, base, problems, &item_object)) {
+        if (item.IsNull()) problems.Add(base, "expected an object, got null");
+        return DocumentError(at, problems);
+      }
+      if (absl::Status s = ParseObject(item_object, base, at, i, options, item_kind,
+                                       typed_list ? api_version : "", out);
+          !s.ok()) {
+        return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+  return ParseObject(object, "", at, std::nullopt, options, "", "", out);
 }
 
 }  // namespace
@@ -983,48 +1366,29 @@ std::string DeterministicPodUid(const std::string& namespace_name, const std::st
   return out;
 }
 
-absl::StatusOr<std::vector<Pod>> ParsePods(const std::string& yaml_text,
-                                           const std::string& source_name) {
-  std::vector<YAML::Node> documents;
-  try {
-    // yaml-cpp 0.7's LoadAll never returns on some malformed input; scan it first.
-    const YamlDocumentScan scan = ScanYamlDocuments(yaml_text);
-    if (scan.error.has_value()) {
-      return absl::InvalidArgumentError(fmt::format("{}: {}malformed YAML: {}", source_name,
-                                                    YamlErrorLocation(scan.error->mark),
-                                                    scan.error->message));
-    }
-    if (scan.stuck) {
-      return absl::InvalidArgumentError(
-          fmt::format("{}: {}malformed YAML: unexpected character here (did a line start with "
-                      "',' or another stray symbol?)",
-                      source_name, YamlErrorLocation(scan.stuck_at)));
-    }
-    documents = YAML::LoadAll(yaml_text);
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(fmt::format("{}: {}malformed YAML: {}", source_name,
-                                                  YamlErrorLocation(e.mark), e.msg));
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(
-        fmt::format("{}: malformed YAML: {}", source_name, e.what()));
-  }
+absl::StatusOr<std::vector<Pod>> ParsePods(const std::string& text,
+                                           const std::string& source_name,
+                                           const PodLoadOptions& options) {
+  absl::StatusOr<ManifestStream> stream = ParseManifestText(text, source_name);
+  if (!stream.ok()) return stream.status();
 
   std::vector<ParsedPod> parsed;
-  for (size_t i = 0; i < documents.size(); ++i) {
-    const size_t document = i + 1;
-    try {
-      absl::Status status = ParseDocument(documents[i], source_name, document, parsed);
-      if (!status.ok()) return status;
-    } catch (const YAML::Exception& e) {
-      return absl::InvalidArgumentError(fmt::format("{}: document {}: {}unreadable YAML: {}",
-                                                    source_name, document,
-                                                    YamlErrorLocation(e.mark), e.msg));
-    }
+  std::map<std::string, int> skipped;
+  PodLoadOptions local = options;
+  if (local.skipped_kinds == nullptr) local.skipped_kinds = &skipped;
+  for (size_t i = 0; i < stream->documents.size(); ++i) {
+    absl::Status status = ParseDocument(stream->documents[i], source_name, i + 1, local, parsed);
+    if (!status.ok()) return status;
   }
   if (parsed.empty()) {
+    std::string kinds;
+    for (const auto& [kind, count] : *local.skipped_kinds) {
+      kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", count, kind);
+    }
     return absl::InvalidArgumentError(fmt::format(
-        "{}: no pods (the input is empty or holds only empty documents or empty lists)",
-        source_name));
+        "{}: no pods (the input is empty, holds only empty documents or lists, workloads with "
+        "no replicas{})",
+        source_name, kinds.empty() ? "" : ", or only objects podtopo skips: " + kinds));
   }
 
   std::map<std::string, size_t> first_document;  // namespace/name -> document
@@ -1046,15 +1410,18 @@ absl::StatusOr<std::vector<Pod>> ParsePods(const std::string& yaml_text,
     } else {
       p.pod.source = fmt::format("{}#{}", source_name, p.document);
     }
+    if (p.pod.uid.empty() && !p.pod.name.empty()) {
+      p.pod.uid = DeterministicPodUid(p.pod.namespace_name, p.pod.name);
+    }
     pods.push_back(std::move(p.pod));
   }
   return pods;
 }
 
-absl::StatusOr<std::vector<Pod>> LoadPods(const std::string& path) {
+absl::StatusOr<std::vector<Pod>> LoadPods(const std::string& path, const PodLoadOptions& options) {
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
-  return ParsePods(*text, path == "-" ? "<stdin>" : path);
+  return ParsePods(*text, path == "-" ? "<stdin>" : path, options);
 }
 
 }  // namespace podtopo

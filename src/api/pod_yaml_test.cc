@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
+#include "api/pod_gates.h"
+#include "config/feature_gates.h"
+#include "config/kubelet_config.h"
 #include "testing/testing.h"
 #include "util/file.h"
 
@@ -24,20 +29,22 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::vector<Pod> MustParse(const std::string& yaml, const std::string& source = "pod.yaml") {
-  absl::StatusOr<std::vector<Pod>> pods = ParsePods(yaml, source);
+std::vector<Pod> MustParse(const std::string& yaml, const std::string& source = "pod.yaml",
+                           const PodLoadOptions& options = {}) {
+  absl::StatusOr<std::vector<Pod>> pods = ParsePods(yaml, source, options);
   EXPECT_TRUE(pods.ok()) << pods.status();
   return pods.ok() ? *pods : std::vector<Pod>{};
 }
 
-Pod MustParseOne(const std::string& yaml) {
-  std::vector<Pod> pods = MustParse(yaml);
+Pod MustParseOne(const std::string& yaml, const PodLoadOptions& options = {}) {
+  std::vector<Pod> pods = MustParse(yaml, "pod.yaml", options);
   EXPECT_EQ(pods.size(), 1u);
   return pods.empty() ? Pod() : pods[0];
 }
 
-std::string ErrorOf(const std::string& yaml, const std::string& source = "pod.yaml") {
-  absl::StatusOr<std::vector<Pod>> pods = ParsePods(yaml, source);
+std::string ErrorOf(const std::string& yaml, const std::string& source = "pod.yaml",
+                    const PodLoadOptions& options = {}) {
+  absl::StatusOr<std::vector<Pod>> pods = ParsePods(yaml, source, options);
   EXPECT_FALSE(pods.ok()) << "expected an error for:\n" << yaml;
   if (pods.ok()) return "";
   EXPECT_EQ(pods.status().code(), absl::StatusCode::kInvalidArgument);
@@ -48,6 +55,9 @@ std::string Str(const ResourceList& list, const std::string& name) {
   auto it = list.find(name);
   return it == list.end() ? "<absent>" : it->second.String();
 }
+
+// The v1.36 pod-level defaulting rules (PodLevelResourcesFixDefaulting off).
+const PodLoadOptions k136{.gates = {.fix_defaulting = false}};
 
 // A pod around `spec_body` (already indented by two spaces).
 std::string PodWithSpec(const std::string& spec_body, const std::string& name = "demo") {
@@ -90,7 +100,7 @@ TEST(PodYamlTest, SeedPodLevelResourceDemo) {
   }
   EXPECT_TRUE(pod.HasPodLevelResources());
   EXPECT_EQ(GetPodQos(pod), QosClass::kGuaranteed);
-  EXPECT_EQ(GetPodQos(pod, /*pod_level_resources_enabled=*/false), QosClass::kBestEffort);
+  EXPECT_EQ(GetPodQos(pod, {.pod_level_resources = false}), QosClass::kBestEffort);
 }
 
 TEST(PodYamlTest, DocsExamplePodScopeMixed) {
@@ -177,11 +187,22 @@ items:
   EXPECT_EQ(pods[2].source, "pod.yaml#2");
 }
 
-TEST(PodYamlTest, OtherKindsAreErrors) {
-  EXPECT_THAT(ErrorOf(SmallPod("a") + "---\napiVersion: apps/v1\nkind: Deployment\n"),
-              HasSubstr("pod.yaml: document 2: kind: kind \"Deployment\" is not supported"));
-  EXPECT_THAT(ErrorOf("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n"),
+TEST(PodYamlTest, OtherKindsAreSkippedOrErrorsWhenStrict) {
+  std::map<std::string, int> skipped;
+  std::vector<Pod> pods = MustParse(
+      SmallPod("a") + "---\napiVersion: v1\nkind: Service\n---\napiVersion: v1\nkind: Service\n"
+                      "---\napiVersion: v1\nkind: ConfigMap\n",
+      "pod.yaml", {.skipped_kinds = &skipped});
+  EXPECT_EQ(pods.size(), 1u);
+  EXPECT_EQ(skipped, (std::map<std::string, int>{{"ConfigMap", 1}, {"Service", 2}}));
+  EXPECT_THAT(ErrorOf("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n",
+                      "pod.yaml", {.strict = true}),
               HasSubstr("document 1: items[0].kind: kind \"Service\" is not supported"));
+  EXPECT_THAT(ErrorOf("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n"),
+              HasSubstr("no pods (the input is empty, holds only empty documents or lists, "
+                        "workloads with no replicas, or only objects podtopo skips: 1 Service)"));
+  EXPECT_THAT(ErrorOf(SmallPod("a") + "---\napiVersion: apps/v1\nkind: Deployment\n"),
+              HasSubstr("pod.yaml: document 2: Deployment: metadata.name: Required value"));
   EXPECT_THAT(ErrorOf("apiVersion: apps/v1\nkind: Pod\nmetadata: {name: a}\n"),
               HasSubstr("apiVersion: Unsupported value: \"apps/v1\""));
   EXPECT_THAT(ErrorOf("metadata: {name: a}\nspec: {}\n"), HasSubstr("kind: Required value"));
@@ -192,7 +213,7 @@ TEST(PodYamlTest, OtherKindsAreErrors) {
   EXPECT_THAT(ErrorOf("apiVersion: v1\nkind: List\nitems: {a: b}\n"),
               HasSubstr("items: expected a list, got a map"));
   EXPECT_THAT(ErrorOf("apiVersion: v1\nkind: List\nitems:\n- null\n"),
-              HasSubstr("items[0]: expected a Pod, got null"));
+              HasSubstr("items[0]: expected an object, got null"));
 }
 
 TEST(PodYamlTest, NoPods) {
@@ -298,7 +319,7 @@ spec:
           memory: 50Mi
 )");
   EXPECT_EQ(GetPodQos(pod), QosClass::kGuaranteed);
-  EXPECT_EQ(GetPodQos(pod, true, /*fix_kubelet_qos_class=*/false), QosClass::kBestEffort);
+  EXPECT_EQ(GetPodQos(pod, {.fix_kubelet_qos_class = false}), QosClass::kBestEffort);
   Pod requests_only = MustParseOne(
       PodWithSpec("  resources: {requests: {}}\n  containers: [{name: c, resources: {limits: "
                   "{cpu: 1, memory: 1Gi}}}]\n"));
@@ -478,15 +499,18 @@ TEST(PodYamlDefaultingTest, PodLimitsFromContainersOnlyWhenAllHaveLimits) {
   EXPECT_EQ(Str(all.resources->limits, "memory"), "<absent>");  // b has no memory limit
   EXPECT_EQ(GetPodQos(all), QosClass::kBurstable);
 
-  // A pod-level limit already set (cpu) stops all limit defaulting (IsPodLevelLimitsSet).
-  Pod some = MustParseOne(PodWithSpec(R"(  resources:
+  // v1.36: a pod-level limit already set (cpu) stops all limit defaulting
+  // (IsPodLevelLimitsSet). v1.37 (#140514) defaults each resource on its own:
+  // max(pod request 2Gi, container limits 1Gi).
+  const std::string some_yaml = PodWithSpec(R"(  resources:
     requests: {cpu: "2", memory: 2Gi}
     limits: {cpu: "2"}
   containers:
   - name: a
     resources: {limits: {cpu: "1", memory: 1Gi}}
-)"));
-  EXPECT_EQ(Str(some.resources->limits, "memory"), "<absent>");
+)");
+  EXPECT_EQ(Str(MustParseOne(some_yaml, k136).resources->limits, "memory"), "<absent>");
+  EXPECT_EQ(Str(MustParseOne(some_yaml).resources->limits, "memory"), "2Gi");
 }
 
 TEST(PodYamlDefaultingTest, PodLevelGuaranteedThroughDefaulting) {
@@ -506,14 +530,15 @@ TEST(PodYamlDefaultingTest, PodLevelGuaranteedThroughDefaulting) {
 }
 
 TEST(PodYamlDefaultingTest, HugepagePodLimitsFromContainers) {
-  Pod pod = MustParseOne(PodWithSpec(R"(  resources:
+  const std::string yaml = PodWithSpec(R"(  resources:
     requests: {cpu: "2", memory: 2Gi}
   containers:
   - name: a
     resources: {limits: {cpu: "1", memory: 1Gi, hugepages-2Mi: 4Mi}}
   - name: b
     resources: {limits: {cpu: "1", memory: 1Gi, hugepages-2Mi: 2Mi}}
-)"));
+)");
+  Pod pod = MustParseOne(yaml, k136);
   EXPECT_EQ(Str(pod.resources->limits, "hugepages-2Mi"), "6Mi");
   // defaultPodRequests runs after defaultHugePagePodLimits, so the hugepages request follows
   // the defaulted limit...
@@ -523,6 +548,12 @@ TEST(PodYamlDefaultingTest, HugepagePodLimitsFromContainers) {
   // is the API server's order (SetDefaults_Pod), quirk included.
   EXPECT_EQ(Str(pod.resources->limits, "cpu"), "<absent>");
   EXPECT_EQ(GetPodQos(pod), QosClass::kBurstable);
+  // v1.37 (#140514) defaults cpu and memory limits per resource, hugepages limit or not.
+  Pod v137 = MustParseOne(yaml);
+  EXPECT_EQ(Str(v137.resources->limits, "hugepages-2Mi"), "6Mi");
+  EXPECT_EQ(Str(v137.resources->limits, "cpu"), "2");
+  EXPECT_EQ(Str(v137.resources->limits, "memory"), "2Gi");
+  EXPECT_EQ(GetPodQos(v137), QosClass::kGuaranteed);
 }
 
 TEST(PodYamlDefaultingTest, QuantitiesRoundUpToMilli) {
@@ -945,6 +976,477 @@ TEST(PodYamlFileTest, StdinErrorsSayStdin) {
   ASSERT_FALSE(pods.ok());
   EXPECT_THAT(std::string(pods.status().message()),
               HasSubstr("<stdin>: document 1: spec.containers[0].resources.requests.cpu"));
+}
+
+
+// ---------------------------------------------------------------------------------------
+// v1.37 pod-level defaulting (PodLevelResourcesFixDefaulting, k/k #140514).
+
+// k/k #140514: pod-level requests above the containers' aggregated limits. v1.37 defaults
+// the pod-level limits to max(pod request, aggregated container limits), so the pod is
+// valid and Guaranteed; the v1.36 rules default them to the container limits (4 CPUs) and
+// the API server refuses the pod.
+TEST(PodLevelDefaultingTest, K8s140514PodRequestAboveContainerLimitsIsGuaranteed) {
+  const std::string yaml = PodWithSpec(R"(  resources:
+    requests: {cpu: "6", memory: 2Gi}
+  containers:
+  - name: a
+    resources: {limits: {cpu: "2", memory: 512Mi}}
+  - name: b
+    resources: {limits: {cpu: "2", memory: 512Mi}}
+)");
+  Pod pod = MustParseOne(yaml);
+  EXPECT_EQ(Str(pod.resources->limits, "cpu"), "6");
+  EXPECT_EQ(Str(pod.resources->limits, "memory"), "2Gi");
+  EXPECT_EQ(GetPodQos(pod), QosClass::kGuaranteed);
+
+  EXPECT_THAT(ErrorOf(yaml, "pod.yaml", k136),
+              HasSubstr("spec.resources.requests.cpu: Invalid value: \"6\": must be less than or "
+                        "equal to cpu limit of 4"));
+}
+
+// The same pod read with the gates of a kubelet configuration: the default (v1.37) and one
+// that turns the fix gates off.
+TEST(PodLevelDefaultingTest, K8s140514GatesComeFromTheKubeletConfiguration) {
+  config::KubeletConfig cfg = config::SeedDefault();
+  EXPECT_TRUE(PodGatesFromConfig(cfg).fix_defaulting);
+  EXPECT_TRUE(PodGatesFromConfig(cfg).fix_kubelet_qos_class);
+  cfg.feature_gates[config::kPodLevelResourcesFixDefaulting] = false;
+  cfg.feature_gates[config::kPodLevelResourcesFixKubeletQOSClass] = false;
+  EXPECT_FALSE(PodGatesFromConfig(cfg).fix_defaulting);
+  EXPECT_FALSE(PodGatesFromConfig(cfg).fix_kubelet_qos_class);
+  cfg.feature_gates[config::kPodLevelResources] = false;
+  EXPECT_FALSE(PodGatesFromConfig(cfg).pod_level_resources);
+}
+
+// With PodLevelResources off the API server drops spec.resources: no pod-level defaulting
+// and no pod-level validation (a pod request below the containers' is not an error).
+TEST(PodLevelDefaultingTest, PodLevelResourcesOffNeitherDefaultsNorValidates) {
+  Pod pod = MustParseOne(PodWithSpec(R"(  resources:
+    requests: {cpu: "1"}
+  containers:
+  - name: a
+    resources: {limits: {cpu: "2", memory: 1Gi}}
+)"),
+                         {.gates = {.pod_level_resources = false}});
+  EXPECT_EQ(Str(pod.resources->limits, "cpu"), "<absent>");
+  EXPECT_EQ(GetPodQos(pod, {.pod_level_resources = false}), QosClass::kGuaranteed);
+}
+
+// v1.37 defaults the pod-level requests once any pod-level value is set (k/k #140850: the
+// e2e test "partial request defaulting" expects memory to be filled in from the containers
+// when only cpu is set at pod level); v1.36 only when pod-level limits are set.
+TEST(PodLevelDefaultingTest, K8s140850PartialPodLevelRequestsAreCompleted) {
+  const std::string yaml = PodWithSpec(R"(  resources:
+    requests: {cpu: "1"}
+  containers:
+  - name: a
+    resources: {requests: {cpu: 500m, memory: 256Mi}}
+)");
+  EXPECT_EQ(Str(MustParseOne(yaml).resources->requests, "memory"), "256Mi");
+  EXPECT_EQ(Str(MustParseOne(yaml, k136).resources->requests, "memory"), "<absent>");
+  // No container limits: no pod-level limit can be derived in either version.
+  EXPECT_TRUE(MustParseOne(yaml).resources->limits.empty());
+}
+
+// v1.37 defaults the pod level from container values already rounded to milli-units
+// (PrepareForCreate runs after the defaulters); v1.36 aggregates the raw values first
+// (SetDefaults_Pod runs before the generated defaulters round the containers' lists).
+TEST(PodLevelDefaultingTest, K8s140514AggregatesRoundedContainerValues) {
+  const std::string yaml = PodWithSpec(R"(  resources:
+    limits: {memory: 1Gi}
+  containers:
+  - name: a
+    resources: {requests: {cpu: 0.0004}}
+  - name: b
+    resources: {requests: {cpu: 0.0004}}
+)");
+  EXPECT_EQ(Str(MustParseOne(yaml).resources->requests, "cpu"), "2m");
+  // v1.36: the raw sum (0.8m) rounds to 1m, below the rounded containers' 2m: refused.
+  EXPECT_THAT(ErrorOf(yaml, "pod.yaml", k136),
+              HasSubstr("spec.resources.requests.cpu: Invalid value: \"1m\": must be greater "
+                        "than or equal to aggregate container requests of 2m"));
+}
+
+// The worked examples of KEP-2837's "Clarifying Tricky Cases" (kubernetes/enhancements,
+// keps/sig-node/2837-pod-level-resource-spec/README.md at 01c120f9), transcribed: memory
+// only, "Gi" units, regular containers. They hold under both rule sets.
+struct KepCase {
+  const char* name;
+  const char* spec;      // the pod spec body
+  const char* request;   // expected pod-level memory request ("" = error expected)
+  const char* limit;     // expected pod-level memory limit ("<absent>" when not derivable)
+  const char* error;     // expected error substring when request is ""
+};
+
+class Kep2837ExamplesTest : public ::testing::TestWithParam<KepCase> {};
+
+TEST_P(Kep2837ExamplesTest, DefaultsAndValidatesAsTheKepSays) {
+  const KepCase& c = GetParam();
+  for (const PodLoadOptions& options : {PodLoadOptions{}, k136}) {
+    const std::string yaml = PodWithSpec(c.spec);
+    if (std::string(c.request).empty()) {
+      EXPECT_THAT(ErrorOf(yaml, "pod.yaml", options), HasSubstr(c.error)) << c.name;
+      continue;
+    }
+    Pod pod = MustParseOne(yaml, options);
+    ASSERT_TRUE(pod.resources.has_value()) << c.name;
+    EXPECT_EQ(Str(pod.resources->requests, "memory"), c.request) << c.name;
+    EXPECT_EQ(Str(pod.resources->limits, "memory"), c.limit) << c.name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kep, Kep2837ExamplesTest,
+    ::testing::Values(
+        // 1. Pod limit only: the request defaults to the limit.
+        KepCase{"1_pod_limit_only", R"(  resources: {limits: {memory: 100Gi}}
+  containers: [{name: a}, {name: b}]
+)", "100Gi", "100Gi", ""},
+        // 2. Pod limit 100Gi, container limits 60Gi each: requests default to 120Gi > limit.
+        KepCase{"2_container_limits_above_pod_limit", R"(  resources: {limits: {memory: 100Gi}}
+  containers:
+  - {name: a, resources: {limits: {memory: 60Gi}}}
+  - {name: b, resources: {limits: {memory: 60Gi}}}
+)", "", "", "must be less than or equal to memory limit of 100Gi"},
+        // 3. Pod limit, container requests 50Gi each: pod request is their sum, 100Gi.
+        KepCase{"3_container_requests", R"(  resources: {limits: {memory: 100Gi}}
+  containers:
+  - {name: a, resources: {requests: {memory: 50Gi}}}
+  - {name: b, resources: {requests: {memory: 50Gi}}}
+)", "100Gi", "100Gi", ""},
+        // 4. Pod request only: no limit can be derived.
+        KepCase{"4_pod_request_only", R"(  resources: {requests: {memory: 100Gi}}
+  containers: [{name: a}, {name: b}]
+)", "100Gi", "<absent>", ""},
+        // 5. Pod request 100Gi, container limits 60Gi each (requests default to them): the
+        // aggregated container requests (120Gi) exceed the pod request.
+        KepCase{"5_container_limits_above_pod_request", R"(  resources: {requests: {memory: 100Gi}}
+  containers:
+  - {name: a, resources: {limits: {memory: 60Gi}}}
+  - {name: b, resources: {limits: {memory: 60Gi}}}
+)", "", "", "must be greater than or equal to aggregate container requests of 120Gi"},
+        // 6. Pod limit, one container with request and limit 50Gi: pod request 50Gi.
+        KepCase{"6_one_container_resourced", R"(  resources: {limits: {memory: 100Gi}}
+  containers:
+  - {name: a, resources: {requests: {memory: 50Gi}, limits: {memory: 50Gi}}}
+  - {name: b}
+)", "50Gi", "100Gi", ""},
+        // 7. Pod request, one container with a limit: no pod limit (not all containers).
+        KepCase{"7_one_container_limit", R"(  resources: {requests: {memory: 100Gi}}
+  containers:
+  - {name: a, resources: {limits: {memory: 50Gi}}}
+  - {name: b}
+)", "100Gi", "<absent>", ""},
+        // 8. Pod request, containers unset: no pod limit.
+        KepCase{"8_containers_unset", R"(  resources: {requests: {memory: 100Gi}}
+  containers: [{name: a}, {name: b}]
+)", "100Gi", "<absent>", ""},
+        // 9. Pod limit, a sidecar and containers with requests 10 + 20 + 20: pod request 50Gi
+        // (KEP-753 formula).
+        KepCase{"9_sidecar_formula", R"(  resources: {limits: {memory: 100Gi}}
+  initContainers:
+  - {name: s, restartPolicy: Always, resources: {requests: {memory: 10Gi}}}
+  containers:
+  - {name: a, resources: {requests: {memory: 20Gi}}}
+  - {name: b, resources: {requests: {memory: 20Gi}}}
+)", "50Gi", "100Gi", ""}),
+    [](const ::testing::TestParamInfo<KepCase>& info) { return std::string(info.param.name); });
+
+
+// ---------------------------------------------------------------------------------------
+// Workload controllers (expanded to the pods their controllers create).
+
+// A pod template of one Guaranteed container (indented for `spec.template` of a workload).
+std::string Template(const std::string& indent = "  ") {
+  return indent + "template:\n" + indent + "  metadata: {labels: {app: web}}\n" + indent +
+         "  spec:\n" + indent +
+         "    containers: [{name: c, resources: {limits: {cpu: \"1\", memory: 1Gi}}}]\n";
+}
+
+std::vector<std::string> Names(const std::vector<Pod>& pods) {
+  std::vector<std::string> out;
+  for (const Pod& p : pods) out.push_back(p.name);
+  return out;
+}
+
+// The characters of k8s.io/apimachinery/pkg/util/rand (generated names, SafeEncodeString).
+constexpr char kSafe[] = "[bcdfghjklmnpqrstvwxz2456789]";
+
+// Deployment: its ReplicaSet is `<deployment>-<pod-template-hash>` and the ReplicaSet's pods
+// `<replicaset>-<5 random characters>` (kubernetes.io/docs/concepts/workloads/controllers/
+// deployment: "the name of the ReplicaSet is always formatted as [DEPLOYMENT-NAME]-[HASH]";
+// pkg/controller/deployment/sync.go; names.SimpleNameGenerator). Replicas default to 1.
+TEST(WorkloadTest, DeploymentPodsAreNamedLikeTheController) {
+  const std::string yaml = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, "
+                           "namespace: shop}\nspec:\n  replicas: 3\n" +
+                           Template();
+  std::vector<Pod> pods = MustParse(yaml, "deploy.yaml");
+  ASSERT_EQ(pods.size(), 3u);
+  const std::string hash = pods[0].labels.at("pod-template-hash");
+  // SafeEncodeString of a decimal uint32 hash: 1 to 10 characters of the digits' images.
+  EXPECT_THAT(hash, ::testing::MatchesRegex("[456789bcdf]{1,10}"));
+  std::set<std::string> names;
+  for (const Pod& pod : pods) {
+    EXPECT_THAT(pod.name, ::testing::MatchesRegex("web-" + hash + "-" + kSafe + "{5}"));
+    EXPECT_EQ(pod.namespace_name, "shop");
+    EXPECT_EQ(pod.controller_kind, "Deployment");
+    EXPECT_EQ(pod.controller_name, "web");
+    EXPECT_EQ(pod.labels.at("app"), "web");
+    EXPECT_EQ(GetPodQos(pod), QosClass::kGuaranteed);
+    EXPECT_EQ(pod.source, "deploy.yaml#1");
+    names.insert(pod.name);
+  }
+  EXPECT_EQ(names.size(), 3u);
+  // Deterministic: the same manifest, the same names; another template, another hash.
+  EXPECT_EQ(Names(MustParse(yaml, "deploy.yaml")), Names(pods));
+  std::string other = yaml;
+  other.replace(other.find("memory: 1Gi"), 11, "memory: 2Gi");
+  EXPECT_NE(MustParse(other)[0].labels.at("pod-template-hash"), hash);
+  // replicas: 0 gives no pods; no replicas field gives 1 (SetDefaults_Deployment).
+  std::string one = yaml;
+  one.replace(one.find("  replicas: 3\n"), 14, "");
+  EXPECT_EQ(MustParse(one).size(), 1u);
+}
+
+TEST(WorkloadTest, ReplicaSetAndReplicationControllerPodsAreNameSuffix) {
+  std::vector<Pod> rs = MustParse("apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: "
+                                  "web-7d4b9c8f5}\nspec:\n  replicas: 2\n" +
+                                  Template());
+  ASSERT_EQ(rs.size(), 2u);
+  for (const Pod& pod : rs) {
+    EXPECT_THAT(pod.name, ::testing::MatchesRegex(std::string("web-7d4b9c8f5-") + kSafe + "{5}"));
+    EXPECT_EQ(pod.controller_kind, "ReplicaSet");
+  }
+  std::vector<Pod> rc =
+      MustParse("apiVersion: v1\nkind: ReplicationController\nmetadata: {name: old}\nspec:\n" +
+                Template());
+  ASSERT_EQ(rc.size(), 1u);  // replicas default to 1
+  EXPECT_THAT(rc[0].name, ::testing::MatchesRegex(std::string("old-") + kSafe + "{5}"));
+}
+
+// StatefulSet pods are `<statefulset>-<ordinal>`, ordinals from spec.ordinals.start
+// (kubernetes.io/docs/concepts/workloads/controllers/statefulset, "Ordinal Index").
+TEST(WorkloadTest, StatefulSetPodsAreNameOrdinal) {
+  std::vector<Pod> pods = MustParse("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: "
+                                    "db}\nspec:\n  replicas: 3\n" +
+                                    Template());
+  EXPECT_THAT(Names(pods), ElementsAre("db-0", "db-1", "db-2"));
+  EXPECT_EQ(pods[1].labels.at("statefulset.kubernetes.io/pod-name"), "db-1");
+  pods = MustParse("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  "
+                   "replicas: 2\n  ordinals: {start: 5}\n" +
+                   Template());
+  EXPECT_THAT(Names(pods), ElementsAre("db-5", "db-6"));
+}
+
+// DaemonSet: one pod per node, bound to it (spec.nodeName).
+TEST(WorkloadTest, DaemonSetHasOnePodPerNode) {
+  const std::string yaml =
+      "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\nspec:\n" + Template();
+  std::vector<Pod> pods = MustParse(yaml, "ds.yaml", {.node_names = {"node-a", "node-b"}});
+  ASSERT_EQ(pods.size(), 2u);
+  EXPECT_EQ(pods[0].node_name, "node-a");
+  EXPECT_EQ(pods[1].node_name, "node-b");
+  EXPECT_THAT(pods[0].name, ::testing::MatchesRegex(std::string("agent-") + kSafe + "{5}"));
+  EXPECT_NE(pods[0].name, pods[1].name);
+  std::vector<Pod> one = MustParse(yaml);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].node_name, "");
+}
+
+// Job: SetDefaults_Job (parallelism 1; completions 1 when neither is set) and the
+// controller's active pods min(parallelism, completions); a work queue (completions unset)
+// runs `parallelism` pods; Indexed pods are `<job>-<index>-<suffix>`
+// (kubernetes.io/docs/concepts/workloads/controllers/job, "Parallel execution for Jobs").
+TEST(WorkloadTest, JobRunsParallelismCappedByCompletions) {
+  auto job = [](const std::string& fields) {
+    return MustParse("apiVersion: batch/v1\nkind: Job\nmetadata: {name: pi}\nspec:\n" + fields +
+                     Template());
+  };
+  EXPECT_EQ(job("").size(), 1u);
+  EXPECT_EQ(job("  completions: 5\n").size(), 1u);
+  EXPECT_EQ(job("  completions: 5\n  parallelism: 3\n").size(), 3u);
+  EXPECT_EQ(job("  completions: 2\n  parallelism: 4\n").size(), 2u);
+  EXPECT_EQ(job("  parallelism: 4\n").size(), 4u);
+  EXPECT_THAT(ErrorOf("apiVersion: batch/v1\nkind: Job\nmetadata: {name: pi}\nspec:\n  "
+                      "parallelism: 4\n  suspend: true\n" +
+                      Template()),
+              HasSubstr("no pods"));  // a suspended Job runs none
+  std::vector<Pod> pods = job("  completions: 3\n  parallelism: 3\n  completionMode: Indexed\n");
+  ASSERT_EQ(pods.size(), 3u);
+  EXPECT_THAT(pods[2].name, ::testing::MatchesRegex(std::string("pi-2-") + kSafe + "{5}"));
+  EXPECT_EQ(pods[2].labels.at("batch.kubernetes.io/job-completion-index"), "2");
+  EXPECT_EQ(pods[0].labels.at("job-name"), "pi");
+  EXPECT_THAT(ErrorOf("apiVersion: batch/v1\nkind: Job\nmetadata: {name: pi}\nspec:\n  "
+                      "completionMode: Indexed\n" +
+                      Template()),
+              HasSubstr("Job pi: spec.completions: Required value"));
+}
+
+TEST(WorkloadTest, CronJobRunsItsJobTemplate) {
+  std::vector<Pod> pods = MustParse(
+      "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\nspec:\n  schedule: \"0 "
+      "1 * * *\"\n  jobTemplate:\n    spec:\n      parallelism: 2\n      completions: 2\n" +
+      Template("      "));
+  ASSERT_EQ(pods.size(), 2u);
+  // The Job is `<cronjob>-<number>`, its pods `<job>-<suffix>`.
+  EXPECT_THAT(pods[0].name,
+              ::testing::MatchesRegex(std::string("nightly-[0-9]{8}-") + kSafe + "{5}"));
+  EXPECT_EQ(pods[0].controller_kind, "CronJob");
+}
+
+TEST(WorkloadTest, PodTemplateIsOnePod) {
+  std::vector<Pod> pods = MustParse(
+      "apiVersion: v1\nkind: PodTemplate\nmetadata: {name: tpl}\n" + Template(""));
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods[0].name, "tpl");
+  EXPECT_EQ(pods[0].controller_kind, "PodTemplate");
+}
+
+// The template is defaulted and validated like a pod, and errors name the file, the
+// document (with Helm's `# Source:`), the object and the field.
+TEST(WorkloadTest, TemplateErrorsNameFileDocumentObjectAndField) {
+  const std::string helm = "---\n# Source: shop/templates/svc.yaml\napiVersion: v1\nkind: "
+                           "Service\nmetadata: {name: web}\n---\n# Source: "
+                           "shop/templates/web.yaml\napiVersion: apps/v1\nkind: Deployment\n"
+                           "metadata: {name: web}\nspec:\n  template:\n    spec:\n      "
+                           "containers: [{name: c, resources: {requests: {cpu: 2x}}}]\n";
+  EXPECT_THAT(ErrorOf(helm, "out.yaml"),
+              HasSubstr("out.yaml: document 2 (shop/templates/web.yaml): Deployment web: "
+                        "spec.template.spec.containers[0].resources.requests.cpu: \"2x\""));
+  // Defaulting reaches the template: pod-level requests above the container limits.
+  std::vector<Pod> pods = MustParse(
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    "
+      "spec:\n      resources: {requests: {cpu: \"6\", memory: 2Gi}}\n      containers: [{name: "
+      "c, resources: {limits: {cpu: \"4\", memory: 1Gi}}}]\n");
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(Str(pods[0].resources->limits, "cpu"), "6");
+  EXPECT_EQ(GetPodQos(pods[0]), QosClass::kGuaranteed);
+  EXPECT_THAT(ErrorOf("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n"
+                      "  replicas: -1\n" +
+                      Template()),
+              HasSubstr("Deployment web: spec.replicas: Invalid value: -1"));
+  EXPECT_THAT(ErrorOf("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n"
+                      "  replicas: \"3\"\n" +
+                      Template()),
+              HasSubstr("spec.replicas: expected an integer, got a string"));
+  EXPECT_THAT(ErrorOf("apiVersion: extensions/v1beta1\nkind: Deployment\nmetadata: {name: web}\n"),
+              HasSubstr("apiVersion: Unsupported value: \"extensions/v1beta1\": a Deployment has "
+                        "apiVersion: apps/v1"));
+}
+
+// `kubectl get pods -A -o yaml`: a List with status, managedFields, ownerReferences and
+// spec.nodeName, which is kept; `kubectl get deploy -o yaml` lists Deployments.
+TEST(WorkloadTest, KubectlListOutputIsRead) {
+  std::vector<Pod> pods = MustParse(R"(apiVersion: v1
+kind: List
+metadata: {resourceVersion: ""}
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: web-7d4b9c8f5-x2x4k
+    namespace: shop
+    uid: 0b7c3f2e-8f52-4d0a-9a0e-4c2d1b3a5f6e
+    ownerReferences:
+    - {apiVersion: apps/v1, kind: ReplicaSet, name: web-7d4b9c8f5, uid: 1, controller: true}
+    managedFields:
+    - {manager: kube-controller-manager, operation: Update, fieldsV1: {f:metadata: {}}}
+  spec:
+    nodeName: node-a
+    containers: [{name: c, resources: {limits: {cpu: "1", memory: 1Gi}}}]
+  status: {phase: Running, qosClass: Guaranteed, podIP: 10.0.0.3}
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: api}
+  spec:
+    replicas: 2
+)" + Template("    "));
+  ASSERT_EQ(pods.size(), 3u);
+  EXPECT_EQ(pods[0].node_name, "node-a");
+  EXPECT_EQ(pods[0].controller_kind, "");
+  EXPECT_EQ(pods[1].controller_kind, "Deployment");
+  EXPECT_EQ(pods[2].source, "pod.yaml#1.items[1]");
+  // A typed list (the API's DeploymentList) whose items carry no kind.
+  pods = MustParse("apiVersion: apps/v1\nkind: DeploymentList\nitems:\n- metadata: {name: a}\n"
+                   "  spec:\n" +
+                   Template("    "));
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods[0].controller_name, "a");
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON: the same pods, field paths and errors as YAML.
+
+TEST(PodJsonTest, JsonListGivesTheSamePodsAsYaml) {
+  const std::string yaml = R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: a, labels: {app: x}}
+  spec:
+    nodeName: n1
+    resources: {requests: {cpu: "6", memory: 2Gi}}
+    initContainers: [{name: s, restartPolicy: Always, resources: {limits: {cpu: 500m, memory: 128Mi}}}]
+    containers: [{name: c, resources: {limits: {cpu: 2, memory: 512Mi}}}]
+)";
+  const std::string json = R"({"apiVersion": "v1", "kind": "List", "items": [
+  {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "labels": {"app": "x"}},
+   "spec": {"nodeName": "n1", "resources": {"requests": {"cpu": "6", "memory": "2Gi"}},
+            "initContainers": [{"name": "s", "restartPolicy": "Always",
+                                "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}}}],
+            "containers": [{"name": "c", "resources": {"limits": {"cpu": 2, "memory": "512Mi"}}}]}}
+]})";
+  Pod from_yaml = MustParseOne(yaml);
+  Pod from_json = MustParseOne(json);
+  EXPECT_EQ(from_json.Key(), from_yaml.Key());
+  EXPECT_EQ(from_json.uid, from_yaml.uid);
+  EXPECT_EQ(from_json.node_name, "n1");
+  EXPECT_EQ(from_json.labels, from_yaml.labels);
+  EXPECT_EQ(Str(from_json.resources->limits, "cpu"), Str(from_yaml.resources->limits, "cpu"));
+  EXPECT_EQ(Str(from_json.resources->limits, "memory"), "2Gi");
+  ASSERT_EQ(from_json.init_containers.size(), 1u);
+  EXPECT_TRUE(from_json.init_containers[0].IsRestartableInit());
+  EXPECT_EQ(GetPodQos(from_json), GetPodQos(from_yaml));
+}
+
+TEST(PodJsonTest, JsonErrorsNameTheSameFieldsAsYaml) {
+  auto json_pod = [](const std::string& container) {
+    return R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}, "spec": {"containers": [)" +
+           container + "]}}";
+  };
+  EXPECT_THAT(ErrorOf(json_pod(R"({"name": "c", "resources": {"requests": {"cpu": "2x"}}})"),
+                      "p.json"),
+              HasSubstr("p.json: document 1: spec.containers[0].resources.requests.cpu: \"2x\""));
+  EXPECT_THAT(ErrorOf(json_pod(R"({"name": 8080})"), "p.json"),
+              HasSubstr("spec.containers[0].name: expected a string, got the number 8080"));
+  EXPECT_THAT(ErrorOf(json_pod(R"({"name": true})"), "p.json"),
+              HasSubstr("spec.containers[0].name: expected a string, got the boolean true"));
+  EXPECT_THAT(ErrorOf(json_pod(R"({"name": "c", "name": "d"})"), "p.json"),
+              HasSubstr("spec.containers[0]: duplicate key \"name\""));
+  EXPECT_THAT(ErrorOf("{\"apiVersion\": \"v1\",\n \"kind\": \"Pod\" \"x\"}", "p.json"),
+              HasSubstr("p.json: line 2, column 18: malformed JSON: syntax error while parsing "
+                        "object - unexpected string literal"));
+  // Numbers are quantities as the API server reads them.
+  Pod pod = MustParseOne(json_pod(R"({"name": "c", "resources": {"limits": {"cpu": 1.5, "memory": 1073741824}}})"));
+  EXPECT_EQ(Str(pod.containers[0].resources.limits, "cpu"), "1500m");
+  EXPECT_EQ(Str(pod.containers[0].resources.limits, "memory"), "1073741824");
+  // status and metadata.managedFields are not kept, but a label named status is.
+  std::vector<Pod> listed = MustParse(
+      R"({"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Pod",
+          "metadata": {"name": "a", "labels": {"status": "up", "managedFields": "x"},
+                       "managedFields": [{"manager": "m", "fieldsV1": {"f:spec": {}}}]},
+          "spec": {"containers": [{"name": "c"}]}, "status": {"phase": "Running"}}]})");
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].labels.at("status"), "up");
+  EXPECT_EQ(listed[0].labels.at("managedFields"), "x");
+  // A syntax error inside a skipped field is still an error.
+  EXPECT_THAT(ErrorOf(R"({"apiVersion": "v1", "kind": "Pod", "status": {"phase": "Run}})", "p.json"),
+              HasSubstr("malformed JSON"));
+  // Deep nesting stops with an error, not a crash.
+  std::string deep = "{\"a\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_THAT(ErrorOf(deep, "deep.json"), HasSubstr("nested deeper than 512 levels"));
 }
 
 }  // namespace

@@ -356,13 +356,17 @@ void CopyEntries(const EntriesV2& src, EntriesV2& dst) {
 struct Loaded {
   DataWire data;
   int version = 0;
+  std::string data_text;         // V4: the `data` string
+  uint64_t inline_checksum = 0;  // V4: the inline legacy checksum
 };
 
 // loadAndMigrateCheckpointV4 (unwrapped errors).
 absl::StatusOr<Loaded> LoadChain(std::string_view contents, bool pod_level_resource_managers) {
   V4Wire v4;
   absl::Status err = UnmarshalAndVerifyV4(contents, v4);
-  if (err.ok()) return Loaded{std::move(v4.checkpoint_data), 4};
+  if (err.ok()) {
+    return Loaded{std::move(v4.checkpoint_data), 4, std::move(v4.data), v4.inline_part.checksum};
+  }
   if (!v4.data.empty() || v4.data_checksum != 0) {
     return Prefix("could not load v4 checkpoint: ", err);
   }
@@ -407,6 +411,81 @@ std::string WrapRestoreError(std::string_view err, const std::string& path) {
 }
 
 // ---------------------------------------------------------------------------------------
+// What podtopo models of the file, for KeptFields (kept_fields.h).
+
+const Schema& kScalar = kScalarSchema;
+const Schema kContainerCpus = Schema::Map(&kScalar);
+const Schema kEntries = Schema::Map(&kContainerCpus);
+const Schema kPodEntry = Schema::Object({{"cpuSet", &kScalar}});
+const Schema kPodEntries = Schema::Map(&kPodEntry);
+const Schema kBaseline = Schema::Object({{"baseline", &kScalar}});
+const Schema kContainerBaselines = Schema::Map(&kBaseline);
+const Schema kBaselines = Schema::Map(&kContainerBaselines);
+const Schema kTopSchema = Schema::Object({{"policyName", &kScalar},
+                                          {"defaultCpuSet", &kScalar},
+                                          {"entries", &kEntries},
+                                          {"podEntries", &kPodEntries},
+                                          {"checksum", &kScalar},
+                                          {"data", &kScalar},
+                                          {"dataChecksum", &kScalar}});
+const Schema kDataSchema = Schema::Object({{"policyName", &kScalar},
+                                           {"defaultCpuSet", &kScalar},
+                                           {"entries", &kEntries},
+                                           {"podEntries", &kPodEntries},
+                                           {"baselines", &kBaselines}});
+// `data` when its baselines are not of the known shape: they are kept as an unknown member.
+const Schema kDataSchemaWithoutBaselines = Schema::Object({{"policyName", &kScalar},
+                                                           {"defaultCpuSet", &kScalar},
+                                                           {"entries", &kEntries},
+                                                           {"podEntries", &kPodEntries}});
+
+// data.baselines when it is {pod: {container: {"baseline": string}}} (last duplicate wins, as
+// in Go); nullopt for any other shape.
+std::optional<std::map<std::string, std::map<std::string, std::string>>> DecodeBaselines(
+    const Value& data) {
+  const Value* found = nullptr;
+  for (const auto& [key, member] : data.object) {
+    if (key == "baselines" || gojson::GoFoldEqual(key, "baselines")) found = &member;
+  }
+  std::map<std::string, std::map<std::string, std::string>> out;
+  if (found == nullptr) return out;
+  if (found->kind != Value::Kind::kObject) return std::nullopt;
+  for (const auto& [pod, containers] : found->object) {
+    if (containers.kind != Value::Kind::kObject) return std::nullopt;
+    auto& dst = out[pod];
+    for (const auto& [name, entry] : containers.object) {
+      if (entry.kind != Value::Kind::kObject) return std::nullopt;
+      const Value* baseline = nullptr;
+      for (const auto& [k, v] : entry.object) {
+        if (k == "baseline" || gojson::GoFoldEqual(k, "baseline")) baseline = &v;
+      }
+      if (baseline == nullptr || baseline->kind != Value::Kind::kString) return std::nullopt;
+      dst[name] = baseline->text;
+    }
+  }
+  return out;
+}
+
+// Fills cp.kept and cp.baselines from the file (and, for V4, its data text).
+void CollectUnmodelled(std::string_view contents, const Loaded& loaded, CpuCheckpoint& cp) {
+  std::optional<std::map<std::string, std::map<std::string, std::string>>> baselines;
+  if (loaded.version == 4) {
+    cp.kept.legacy_inline_checksum = loaded.inline_checksum != 0;
+    if (absl::StatusOr<Value> data = gojson::Parse(loaded.data_text);
+        data.ok() && data->kind == Value::Kind::kObject) {
+      baselines = DecodeBaselines(*data);
+    }
+  }
+  CollectKeptFields(contents, kTopSchema, loaded.version == 4 ? &loaded.data_text : nullptr,
+                    baselines ? kDataSchema : kDataSchemaWithoutBaselines, cp.kept);
+  if (baselines) {
+    for (auto& [pod, containers] : *baselines) {
+      if (!containers.empty()) cp.baselines[pod] = std::move(containers);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
 // Writing.
 
 absl::StatusOr<std::string> Canonical(std::string_view cpus, std::string_view what) {
@@ -440,15 +519,23 @@ absl::StatusOr<CpuCheckpoint> Canonicalize(const CpuCheckpoint& cp, bool with_po
           Canonical(cpus, fmt::format("pod cpuset of pod {}", GoQuote(pod))));
     }
   }
+  out.baselines = cp.baselines;
+  out.kept = cp.kept;
   out.version_read = cp.version_read;
   return out;
 }
 
-void AppendEntriesJson(std::string& out, const CpuCheckpoint& cp) {
-  if (cp.entries.empty()) return;  // omitempty
-  out += ",\"entries\":{";
+// ,"<key>":{"<pod>":{"<container>":<value>}} with omitempty; with `value_key` each value is
+// wrapped as {"<value_key>":"<value>"} (baselines), else written as a string (entries).
+void AppendPodContainerMap(std::string& out, std::string_view key,
+                           const std::map<std::string, std::map<std::string, std::string>>& m,
+                           std::string_view value_key) {
+  if (m.empty()) return;  // omitempty
+  out += ',';
+  gojson::AppendQuoted(out, key);
+  out += ":{";
   bool first_pod = true;
-  for (const auto& [pod, containers] : cp.entries) {
+  for (const auto& [pod, containers] : m) {
     if (!first_pod) out += ',';
     first_pod = false;
     gojson::AppendQuoted(out, pod);
@@ -459,11 +546,21 @@ void AppendEntriesJson(std::string& out, const CpuCheckpoint& cp) {
       first = false;
       gojson::AppendQuoted(out, name);
       out += ':';
+      if (!value_key.empty()) {
+        out += '{';
+        gojson::AppendQuoted(out, value_key);
+        out += ':';
+      }
       gojson::AppendQuoted(out, cpus);
+      if (!value_key.empty()) out += '}';
     }
     out += '}';
   }
   out += '}';
+}
+
+void AppendEntriesJson(std::string& out, const CpuCheckpoint& cp) {
+  AppendPodContainerMap(out, "entries", cp.entries, "");
 }
 
 void AppendPodEntriesJson(std::string& out, const CpuCheckpoint& cp) {
@@ -485,6 +582,10 @@ void AppendPodEntriesJson(std::string& out, const CpuCheckpoint& cp) {
     }
   }
   out += '}';
+}
+
+void AppendBaselinesJson(std::string& out, const CpuCheckpoint& cp) {
+  AppendPodContainerMap(out, "baselines", cp.baselines, "baseline");
 }
 
 void AppendHeaderJson(std::string& out, const CpuCheckpoint& cp) {
@@ -605,6 +706,7 @@ absl::StatusOr<CpuCheckpoint> RestoreCpuCheckpoint(std::string_view contents,
       out.pod_entries[pod] = CpuSet(entry.ids).String();
     }
   }
+  CollectUnmodelled(contents, *loaded, out);
   return out;
 }
 
@@ -628,12 +730,14 @@ absl::StatusOr<std::string> MarshalCpuCheckpointData(const CpuCheckpoint& cp,
   AppendHeaderJson(data, c);
   AppendEntriesJson(data, c);
   if (with_pod_entries) AppendPodEntriesJson(data, c);
+  AppendBaselinesJson(data, c);
   data += '}';
-  return data;
+  return WriteWithKept(data, c.kept.data, c.kept.data_order);
 }
 
 absl::StatusOr<std::string> MarshalCpuCheckpoint(const CpuCheckpoint& cp,
                                                  const CpuWriteOptions& options) {
+  PODTOPO_RETURN_IF_ERROR(ErrorIfUnkept(cp.kept, "CPU manager"));
   const bool with_pods =
       options.pod_level_resource_managers && options.format != CpuFormat::kV2;
   PODTOPO_ASSIGN_OR_RETURN(CpuCheckpoint c, Canonicalize(cp, with_pods));
@@ -657,17 +761,34 @@ absl::StatusOr<std::string> MarshalCpuCheckpoint(const CpuCheckpoint& cp,
     }
     case CpuFormat::kV4: {
       PODTOPO_ASSIGN_OR_RETURN(std::string data, MarshalCpuCheckpointData(c, with_pods));
-      uint64_t inline_sum =
-          options.v4_inline_checksum == V4InlineChecksum::kZero ? 0 : V2LegacyChecksum(c);
+      // The inline checksum as the file had it (0 or the legacy V2 one); both are accepted by
+      // every reader and ignored by 1.37.
+      const bool legacy = options.v4_inline_checksum == V4InlineChecksum::kLegacyV2 ||
+                          c.kept.legacy_inline_checksum;
+      uint64_t inline_sum = legacy ? V2LegacyChecksum(c) : 0;
       AppendHeaderJson(out, c);
       AppendEntriesJson(out, c);
       fmt::format_to(std::back_inserter(out), ",\"checksum\":{},\"data\":", inline_sum);
       gojson::AppendQuoted(out, data);
       fmt::format_to(std::back_inserter(out), ",\"dataChecksum\":{}}}", DataChecksum(data));
-      return out;
+      return WriteWithKept(out, c.kept.top, c.kept.top_order);
     }
   }
   return absl::InternalError("unknown CPU checkpoint format");
+}
+
+void KeepUnmodelled(const CpuCheckpoint& read, CpuCheckpoint& next) {
+  next.kept = read.kept;
+  next.baselines.clear();
+  for (const auto& [pod, containers] : read.baselines) {
+    auto had = read.entries.find(pod);
+    auto has = next.entries.find(pod);
+    for (const auto& [name, cpus] : containers) {
+      bool had_entry = had != read.entries.end() && had->second.contains(name);
+      bool has_entry = has != next.entries.end() && has->second.contains(name);
+      if (has_entry || !had_entry) next.baselines[pod][name] = cpus;
+    }
+  }
 }
 
 absl::Status WriteCpuCheckpointFile(const std::string& path, const CpuCheckpoint& cp,

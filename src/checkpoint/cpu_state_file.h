@@ -50,6 +50,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "checkpoint/kept_fields.h"
 
 namespace podtopo::checkpoint {
 
@@ -63,12 +64,26 @@ struct CpuCheckpoint {
   std::map<std::string, std::map<std::string, std::string>> entries;
   // podUID -> pod-level cpuset (KEP-5526). Filled only with PodLevelResourceManagers on.
   std::map<std::string, std::string> pod_entries;
+  // KEP-5554 baselines (k/k #140314, #140788; a 1.37 kubelet with
+  // InPlacePodVerticalScalingExclusiveCPUs writes them into V4 `data`): podUID -> container ->
+  // the cpuset the container got at its first admission, as written (not re-printed).
+  // `data.baselines` = {"<pod>": {"<container>": {"baseline": "<cpuset>"}}}. podtopo never
+  // creates one; it keeps them, and drops one only with the container entry it belongs to.
+  std::map<std::string, std::map<std::string, std::string>> baselines;
+  // Members podtopo does not model, kept for the next write (kept_fields.h).
+  KeptFields kept;
   // Format the state came from: 4, 3 or 2 (3 and 2 were migrated to V4 in memory). 0 for a
   // state that was not read from a file.
   int version_read = 0;
 
   friend bool operator==(const CpuCheckpoint&, const CpuCheckpoint&) = default;
 };
+
+// What the next write of a checkpoint restored as `read` keeps of it: the members podtopo
+// does not model, and the baselines of containers that still have an entry in `next` (or had
+// none in `read`: podtopo did not touch them). Every podtopo write of a kubelet's file goes
+// through this (admission's Save, state repair).
+void KeepUnmodelled(const CpuCheckpoint& read, CpuCheckpoint& next);
 
 struct CpuLoadOptions {
   std::string configured_policy = "none";  // the kubelet's --cpu-manager-policy
@@ -97,8 +112,10 @@ struct CpuWriteOptions {
   V4InlineChecksum v4_inline_checksum = V4InlineChecksum::kZero;
 };
 
-// The file bytes the kubelet would write for `cp`. Cpusets are re-printed canonically.
-// Errors: kInvalidArgument when a cpuset does not parse (names the field).
+// The file bytes the kubelet would write for `cp`. Cpusets are re-printed canonically;
+// baselines and cp.kept are written as read (V4 only). Errors: kInvalidArgument when a cpuset
+// does not parse (names the field); kFailedPrecondition when cp.kept holds fields podtopo
+// cannot keep (ErrorIfUnkept).
 absl::StatusOr<std::string> MarshalCpuCheckpoint(const CpuCheckpoint& cp,
                                                  const CpuWriteOptions& options);
 
@@ -117,7 +134,7 @@ std::string SpewCpuV2(std::string_view type_name, const CpuCheckpoint& cp);
 absl::StatusOr<std::string> SpewCpuV3(std::string_view type_name, const CpuCheckpoint& cp);
 
 // The JSON text of `data` that V4 writes for `cp` (pod entries included only when
-// `with_pod_entries`).
+// `with_pod_entries`; baselines after them; the kept data members where they were).
 absl::StatusOr<std::string> MarshalCpuCheckpointData(const CpuCheckpoint& cp,
                                                      bool with_pod_entries);
 

@@ -755,7 +755,127 @@ RC_GTEST_PROP(CpuRoundTripProperty, WriteRestore, ()) {
   // never verifies as V3 unless it has the V3-named hash, which our writer never produces.
   RC_ASSERT(back->version_read == expected_version);
   cp.version_read = expected_version;
+  // The inline checksum mode is remembered so that a rewrite keeps it.
+  cp.kept.legacy_inline_checksum =
+      format == CpuFormat::kV4 && w.v4_inline_checksum == V4InlineChecksum::kLegacyV2;
   RC_ASSERT(*back == cp);
+}
+
+// ---------------------------------------------------------------------------------------
+// Nothing the kubelet wrote is dropped (issue 10 item 6): resize baselines (k/k #140314,
+// #140788), members podtopo does not model, the inline checksum mode.
+
+// A V4 file as json.Marshal writes it: the inline V2 fields, data, dataChecksum.
+std::string KubeletV4(const std::string& inline_fields, const std::string& data,
+                      uint64_t inline_checksum = 0) {
+  return "{" + inline_fields + ",\"checksum\":" + std::to_string(inline_checksum) +
+         ",\"data\":" + nlohmann::json(data).dump() +
+         ",\"dataChecksum\":" + std::to_string(DataChecksum(data)) + "}";
+}
+
+TEST(CpuKeptFieldsTest, Issue140314_V4BaselinesKeptByteForByte) {
+  const std::string data =
+      R"({"policyName":"static","defaultCpuSet":"0,3-11","entries":{"pod1":{"c1":"1-2"}},)"
+      R"("baselines":{"pod1":{"c1":{"baseline":"1-2"}}}})";
+  const std::string file = KubeletV4(
+      R"("policyName":"static","defaultCpuSet":"0,3-11","entries":{"pod1":{"c1":"1-2"}})", data);
+  for (bool gate : {false, true}) {
+    auto cp = Restore(file, Opts("static", gate));
+    ASSERT_TRUE(cp.ok()) << cp.status();
+    EXPECT_EQ(cp->baselines.at("pod1").at("c1"), "1-2");
+    EXPECT_TRUE(cp->kept.empty());
+    CpuWriteOptions w;
+    w.pod_level_resource_managers = gate;
+    EXPECT_EQ(*MarshalCpuCheckpoint(*cp, w), file);
+  }
+  // Wherever the kubelet put them, a rewrite leaves them there.
+  const std::string first =
+      R"({"baselines":{"pod1":{"c1":{"baseline":"1-2"}}},"policyName":"static",)"
+      R"("defaultCpuSet":"0,3-11","entries":{"pod1":{"c1":"1-2"}}})";
+  const std::string file2 = KubeletV4(
+      R"("policyName":"static","defaultCpuSet":"0,3-11","entries":{"pod1":{"c1":"1-2"}})", first);
+  auto cp2 = Restore(file2, Opts("static"));
+  ASSERT_TRUE(cp2.ok()) << cp2.status();
+  EXPECT_EQ(*MarshalCpuCheckpoint(*cp2, CpuWriteOptions{}), file2);
+}
+
+TEST(CpuKeptFieldsTest, UnknownMembersSurviveAChangeWithValidChecksums) {
+  const std::string data =
+      R"({"policyName":"static","futureData":{"a":[1,"x<"]},"defaultCpuSet":"0,3-11",)"
+      R"("entries":{"pod1":{"c1":"1-2"}}})";
+  const std::string file = KubeletV4(
+      R"("policyName":"static","defaultCpuSet":"0,3-11","futureTop":true,"entries":{"pod1":{"c1":"1-2"}})",
+      data, /*inline_checksum=*/12345);
+  auto cp = Restore(file, Opts("static"));
+  ASSERT_TRUE(cp.ok()) << cp.status();
+  EXPECT_TRUE(cp->kept.legacy_inline_checksum);
+  ASSERT_EQ(cp->kept.top.size(), 1u);
+  ASSERT_EQ(cp->kept.data.size(), 1u);
+  EXPECT_EQ(cp->kept.data[0].second, R"({"a":[1,"x\u003c"]})");
+  // Untouched: the bytes podtopo writes are the kubelet's, except the inline legacy checksum,
+  // which podtopo computes (the kubelet's 12345 was not a valid one).
+  CpuCheckpoint next = *cp;
+  next.entries["pod2"]["c"] = "3";
+  next.default_cpu_set = "0,4-11";
+  absl::StatusOr<std::string> out = MarshalCpuCheckpoint(next, CpuWriteOptions{});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, StartsWith(R"({"policyName":"static","defaultCpuSet":"0,4-11","futureTop":true,"entries":{"pod1":{"c1":"1-2"},"pod2":{"c":"3"}},"checksum":)"));
+  auto back = Restore(*out, Opts("static"));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->kept, cp->kept);
+  EXPECT_EQ(back->entries, next.entries);
+  // The data text keeps the member in place and the dataChecksum covers it.
+  EXPECT_THAT(*out, HasSubstr(R"(\"policyName\":\"static\",\"futureData\":{\"a\":[1,\"x\\u003c\"]},\"defaultCpuSet\":\"0,4-11\")"));
+  // An older reader sees a V2 file whose checksum verifies (the inline checksum is legacy).
+  const size_t at = out->find(",\"data\":");
+  auto v2 = Restore(out->substr(0, at) + "}", Opts("static"));
+  ASSERT_TRUE(v2.ok()) << v2.status();
+  EXPECT_EQ(v2->version_read, 2);
+}
+
+TEST(CpuKeptFieldsTest, BaselineGoesOnlyWithItsEntry) {
+  CpuCheckpoint read;
+  read.policy_name = "static";
+  read.entries["gone"]["c"] = "1";
+  read.entries["stays"]["c"] = "2";
+  read.baselines["gone"]["c"] = "1";
+  read.baselines["stays"]["c"] = "2";
+  read.baselines["untouched"]["c"] = "5";  // no entry when read: not podtopo's to drop
+  CpuCheckpoint next;
+  next.policy_name = "static";
+  next.entries["stays"]["c"] = "2";
+  KeepUnmodelled(read, next);
+  EXPECT_EQ(next.baselines,
+            (std::map<std::string, std::map<std::string, std::string>>{
+                {"stays", {{"c", "2"}}}, {"untouched", {{"c", "5"}}}}));
+}
+
+TEST(CpuKeptFieldsTest, BaselinesOfAnotherShapeAreKeptVerbatim) {
+  const std::string data =
+      R"({"policyName":"static","defaultCpuSet":"0-11","baselines":[{"pod":"p","cpus":"1"}]})";
+  const std::string file = KubeletV4(R"("policyName":"static","defaultCpuSet":"0-11")", data);
+  auto cp = Restore(file, Opts("static"));
+  ASSERT_TRUE(cp.ok()) << cp.status();
+  EXPECT_TRUE(cp->baselines.empty());
+  ASSERT_EQ(cp->kept.data.size(), 1u);
+  EXPECT_EQ(*MarshalCpuCheckpoint(*cp, CpuWriteOptions{}), file);
+}
+
+TEST(CpuKeptFieldsTest, UnknownNestedMemberRefusesTheRewrite) {
+  const std::string data =
+      R"({"policyName":"static","defaultCpuSet":"0-3","podEntries":{"p":{"cpuSet":"4-5","weight":3}},)"
+      R"("baselines":{"p":{"c":{"baseline":"4","resized":"4-5"}}}})";
+  const std::string file = KubeletV4(R"("policyName":"static","defaultCpuSet":"0-3")", data);
+  auto cp = Restore(file, Opts("static", true));
+  ASSERT_TRUE(cp.ok()) << cp.status();  // the kubelet ignores unknown keys
+  EXPECT_EQ(cp->kept.unkept,
+            (std::vector<std::string>{"data.podEntries.p.weight", "data.baselines.p.c.resized"}));
+  CpuWriteOptions w;
+  w.pod_level_resource_managers = true;
+  EXPECT_EQ(MarshalCpuCheckpoint(*cp, w).status().message(),
+            "podtopo does not rewrite this CPU manager checkpoint: it holds fields podtopo does "
+            "not model and cannot keep (data.podEntries.p.weight, data.baselines.p.c.resized; "
+            "written by a newer kubelet?), and a rewrite would drop them");
 }
 
 }  // namespace

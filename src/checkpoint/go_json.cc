@@ -392,6 +392,49 @@ std::string Quote(std::string_view s) {
   return out;
 }
 
+void AppendMarshalled(std::string& out, const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::kNull:
+      out += "null";
+      return;
+    case Value::Kind::kBool:
+      out += v.boolean ? "true" : "false";
+      return;
+    case Value::Kind::kNumber:
+      out += v.text;
+      return;
+    case Value::Kind::kString:
+      AppendQuoted(out, v.text);
+      return;
+    case Value::Kind::kArray: {
+      out.push_back('[');
+      for (size_t i = 0; i < v.array.size(); ++i) {
+        if (i > 0) out.push_back(',');
+        AppendMarshalled(out, v.array[i]);
+      }
+      out.push_back(']');
+      return;
+    }
+    case Value::Kind::kObject: {
+      out.push_back('{');
+      for (size_t i = 0; i < v.object.size(); ++i) {
+        if (i > 0) out.push_back(',');
+        AppendQuoted(out, v.object[i].first);
+        out.push_back(':');
+        AppendMarshalled(out, v.object[i].second);
+      }
+      out.push_back('}');
+      return;
+    }
+  }
+}
+
+std::string Marshal(const Value& v) {
+  std::string out;
+  AppendMarshalled(out, v);
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------
 // Decoder
 

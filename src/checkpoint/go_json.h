@@ -55,6 +55,11 @@ absl::StatusOr<Value> Parse(std::string_view data);
 std::string Quote(std::string_view s);
 void AppendQuoted(std::string& out, std::string_view s);
 
+// A parsed value written back compactly: members in their order, numbers as written, strings
+// with json.Marshal's escaping. For compact json.Marshal output, Marshal(Parse(x)) == x.
+std::string Marshal(const Value& v);
+void AppendMarshalled(std::string& out, const Value& v);
+
 // Go's quoteChar, used in syntax error texts: 'x', '\n', '"', '\''.
 std::string QuoteChar(unsigned char c);
 

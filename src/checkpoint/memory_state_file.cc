@@ -406,6 +406,7 @@ absl::Status UnmarshalAndVerifyV3(std::string_view contents, V3Wire& cp) {
 struct Loaded {
   DataWire data;
   int version = 0;
+  std::string data_text;  // V3: the `data` string
 };
 
 // loadAndMigrateCheckpointV3 (unwrapped errors). Migration clones; the clone details do not
@@ -413,7 +414,7 @@ struct Loaded {
 absl::StatusOr<Loaded> LoadChain(std::string_view contents) {
   V3Wire v3;
   absl::Status err = UnmarshalAndVerifyV3(contents, v3);
-  if (err.ok()) return Loaded{std::move(v3.checkpoint_data), 3};
+  if (err.ok()) return Loaded{std::move(v3.checkpoint_data), 3, std::move(v3.data)};
   if (!v3.data.empty() || v3.data_checksum != 0) {
     return Prefix("could not load v3 checkpoint: ", err);
   }
@@ -442,6 +443,37 @@ absl::StatusOr<Loaded> LoadChain(std::string_view contents) {
   out.data.entries = v1.entries;
   return out;
 }
+
+// What podtopo models of the file, for KeptFields (kept_fields.h).
+const Schema& kScalar = kScalarSchema;
+const Schema kInts = Schema::Array(&kScalar);
+const Schema kTable = Schema::Object({{"total", &kScalar},
+                                      {"systemReserved", &kScalar},
+                                      {"allocatable", &kScalar},
+                                      {"reserved", &kScalar},
+                                      {"free", &kScalar}});
+const Schema kMemoryMap = Schema::Map(&kTable);
+const Schema kNode = Schema::Object(
+    {{"numberOfAssignments", &kScalar}, {"memoryMap", &kMemoryMap}, {"cells", &kInts}});
+const Schema kMachine = Schema::Map(&kNode);
+const Schema kBlock =
+    Schema::Object({{"numaAffinity", &kInts}, {"type", &kScalar}, {"size", &kScalar}});
+const Schema kBlocks = Schema::Array(&kBlock);
+const Schema kContainerBlocks = Schema::Map(&kBlocks);
+const Schema kEntries = Schema::Map(&kContainerBlocks);
+const Schema kPodEntry = Schema::Object({{"memoryBlocks", &kBlocks}});
+const Schema kPodEntries = Schema::Map(&kPodEntry);
+const Schema kTopSchema = Schema::Object({{"policyName", &kScalar},
+                                          {"machineState", &kMachine},
+                                          {"entries", &kEntries},
+                                          {"podEntries", &kPodEntries},
+                                          {"checksum", &kScalar},
+                                          {"data", &kScalar},
+                                          {"dataChecksum", &kScalar}});
+const Schema kDataSchema = Schema::Object({{"policyName", &kScalar},
+                                           {"machineState", &kMachine},
+                                           {"entries", &kEntries},
+                                           {"podEntries", &kPodEntries}});
 
 std::string WrapRestoreError(std::string_view err, const std::string& path) {
   return fmt::format(
@@ -727,6 +759,8 @@ absl::StatusOr<MemoryCheckpoint> RestoreMemoryCheckpoint(std::string_view conten
     return absl::OkStatus();
   };
   if (absl::Status s = convert(); !s.ok()) return fail(std::string(s.message()));
+  CollectKeptFields(contents, kTopSchema, loaded->version == 3 ? &loaded->data_text : nullptr,
+                    kDataSchema, out.kept);
   return out;
 }
 
@@ -748,11 +782,14 @@ std::string MarshalMemoryCheckpointData(const MemoryCheckpoint& cp, bool with_po
   AppendV1Head(data, cp);
   if (with_pod_entries) AppendPodEntriesJson(data, cp);
   data += '}';
-  return data;
+  return WriteWithKept(data, cp.kept.data, cp.kept.data_order);
 }
+
+void KeepUnmodelled(const MemoryCheckpoint& read, MemoryCheckpoint& next) { next.kept = read.kept; }
 
 absl::StatusOr<std::string> MarshalMemoryCheckpoint(const MemoryCheckpoint& cp,
                                                     const MemoryWriteOptions& options) {
+  PODTOPO_RETURN_IF_ERROR(ErrorIfUnkept(cp.kept, "memory manager"));
   std::string out;
   switch (options.format) {
     case MemoryFormat::kV1: {
@@ -777,7 +814,7 @@ absl::StatusOr<std::string> MarshalMemoryCheckpoint(const MemoryCheckpoint& cp,
                      V1LegacyChecksum(ToV1Wire(cp)));
       gojson::AppendQuoted(out, data);
       fmt::format_to(std::back_inserter(out), ",\"dataChecksum\":{}}}", DataChecksum(data));
-      return out;
+      return WriteWithKept(out, cp.kept.top, cp.kept.top_order);
     }
   }
   return absl::InternalError("unknown memory checkpoint format");

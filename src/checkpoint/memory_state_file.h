@@ -92,11 +92,17 @@ struct MemoryCheckpoint {
   std::map<std::string, std::map<std::string, std::vector<MemoryBlock>>> entries;
   // podUID -> pod-level blocks (KEP-5526). Filled only with PodLevelResourceManagers on.
   std::map<std::string, std::vector<MemoryBlock>> pod_entries;
+  // Members podtopo does not model, kept for the next write (kept_fields.h).
+  KeptFields kept;
   // Format the state came from: 3, 2 or 1; 0 when not read from a file.
   int version_read = 0;
 
   friend bool operator==(const MemoryCheckpoint&, const MemoryCheckpoint&) = default;
 };
+
+// What the next write of a checkpoint restored as `read` keeps of it (the members podtopo
+// does not model); see the CPU overload.
+void KeepUnmodelled(const MemoryCheckpoint& read, MemoryCheckpoint& next);
 
 struct MemoryLoadOptions {
   std::string configured_policy = "None";  // --memory-manager-policy
@@ -120,7 +126,9 @@ struct MemoryWriteOptions {
   bool pod_level_resource_managers = false;  // pod entries written only with the gate (V2, V3)
 };
 
-// The bytes the kubelet would write for `cp` (json.Marshal; no trailing newline).
+// The bytes the kubelet would write for `cp` (json.Marshal; no trailing newline); V3 writes
+// cp.kept's members where they were. kFailedPrecondition when cp.kept holds fields podtopo
+// cannot keep (ErrorIfUnkept).
 absl::StatusOr<std::string> MarshalMemoryCheckpoint(const MemoryCheckpoint& cp,
                                                     const MemoryWriteOptions& options);
 

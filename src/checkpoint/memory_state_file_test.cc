@@ -178,6 +178,11 @@ TEST_P(MemoryUpstreamRestoreTest, Restore) {
     ASSERT_TRUE(got.ok()) << got.status();
     MemoryCheckpoint expected = Expected(c.pods_expected);
     expected.version_read = c.version;
+    if (c.content.find("unknownField") != std::string::npos) {
+      // The kubelet ignores it; podtopo keeps it for its next write (kept_fields.h).
+      expected.kept.data = {{"unknownField", "\"value\""}};
+      expected.kept.data_order = {"unknownField", "policyName", "machineState", "entries"};
+    }
     EXPECT_EQ(*got, expected);
   }
 }
@@ -201,6 +206,9 @@ TEST(MemoryVectorTest, DataChecksumVectorsRestore) {
     ASSERT_TRUE(got.ok()) << got.status();
     MemoryCheckpoint expected = Expected(pods);
     expected.version_read = 3;
+    // An unknown member is kept for the next write (kept_fields.h), the rest is the fixture.
+    EXPECT_EQ(got->kept.data.size(), data.find("unknownField") != std::string::npos ? 1u : 0u);
+    got->kept = KeptFields{};
     EXPECT_EQ(*got, expected);
   }
 }
@@ -572,6 +580,50 @@ RC_GTEST_PROP(MemoryRoundTripProperty, WriteRestore, ()) {
   // A V2 file whose pod entries are empty is still verified by V2 (checksum != 0).
   RC_ASSERT(back->version_read == expected.version_read);
   RC_ASSERT(*back == expected);
+}
+
+// ---------------------------------------------------------------------------------------
+// Nothing the kubelet wrote is dropped (issue 10 item 6).
+
+TEST(MemoryKeptFieldsTest, UnknownMembersKeptByteForByte) {
+  const std::string data = R"({"policyName":"static","machineState":)" + kMachine +
+                           R"(,"entries":)" + kEntries + R"(,"future":{"x":[1,2]}})";
+  const std::string file = R"({"policyName":"static","extra":"kept","machineState":)" + kMachine +
+                           R"(,"entries":)" + kEntries + R"(,"checksum":4215593881,"data":)" +
+                           Q(data) + R"(,"dataChecksum":)" + std::to_string(DataChecksum(data)) +
+                           "}";
+  auto cp = Restore(file, Opts("static"));
+  ASSERT_TRUE(cp.ok()) << cp.status();
+  EXPECT_EQ(cp->kept.top, (std::vector<std::pair<std::string, std::string>>{{"extra", "\"kept\""}}));
+  EXPECT_EQ(cp->kept.data,
+            (std::vector<std::pair<std::string, std::string>>{{"future", R"({"x":[1,2]})"}}));
+  EXPECT_EQ(*MarshalMemoryCheckpoint(*cp, MemoryWriteOptions{}), file);
+  // A change keeps them, with checksums that verify.
+  MemoryCheckpoint next = *cp;
+  next.entries["pod"]["container1"][0].size = 256;
+  next.machine_state[0].memory_map["memory"].reserved = 256;
+  next.machine_state[0].memory_map["memory"].free = 1280;
+  auto out = MarshalMemoryCheckpoint(next, MemoryWriteOptions{});
+  ASSERT_TRUE(out.ok()) << out.status();
+  auto back = Restore(*out, Opts("static"));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->kept, cp->kept);
+  EXPECT_EQ(back->entries, next.entries);
+  EXPECT_THAT(*out, StartsWith(R"({"policyName":"static","extra":"kept","machineState":)"));
+}
+
+TEST(MemoryKeptFieldsTest, UnknownNestedMemberRefusesTheRewrite) {
+  const std::string entries =
+      R"({"pod":{"container1":[{"numaAffinity":[0],"type":"memory","size":512,"pinned":true}]}})";
+  const std::string data = R"({"policyName":"static","machineState":)" + kMachine +
+                           R"(,"entries":)" + entries + "}";
+  const std::string file = R"({"data":)" + Q(data) + R"(,"dataChecksum":)" +
+                           std::to_string(DataChecksum(data)) + "}";
+  auto cp = Restore(file, Opts("static"));
+  ASSERT_TRUE(cp.ok()) << cp.status();
+  EXPECT_EQ(cp->kept.unkept, std::vector<std::string>{"data.entries.pod.container1[0].pinned"});
+  EXPECT_THAT(Msg(MarshalMemoryCheckpoint(*cp, MemoryWriteOptions{}).status()),
+              HasSubstr("cannot keep (data.entries.pod.container1[0].pinned;"));
 }
 
 }  // namespace

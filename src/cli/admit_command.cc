@@ -42,12 +42,13 @@ void AddAdmitCommands(CLI::App& app, Context& ctx) {
   ac->add_option("pods", admit->files, "pod manifests (several documents or a List; - = stdin)")
       ->required();
   admit->flags.Add(ac, /*with_output=*/false);
+  AddStrictFlag(ac, admit->flags.strict);
   AddOutputOption(ac, admit->flags.output);
   ac->callback([admit, &ctx] {
-    std::vector<Pod> pods;
-    if (!LoadAllPods(admit->files, &pods, ctx)) return;
     auto node = admit->flags.CreateNode(ctx);
     if (node == nullptr) return;
+    std::vector<Pod> pods;
+    if (!LoadAllPods(admit->files, node->config(), admit->flags.strict, &pods, ctx)) return;
     std::vector<PodAllocation> results;
     bool rejected = false;
     for (const auto& pod : pods) {

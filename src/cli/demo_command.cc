@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "CLI/CLI.hpp"
+#include "api/pod_gates.h"
 #include "api/pod_yaml.h"
 #include "cli/cli.h"
 #include "cli/demo_pods.h"
@@ -41,14 +42,14 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
   dc->add_option("--html", *html, "where to write the picture of the node (HTML)")
       ->capture_default_str();
   dc->callback([flags, html, &ctx] {
+    auto node = flags->CreateNode(ctx);
+    if (node == nullptr) return;
     std::vector<Pod> pods;
     for (const auto& [name, yaml] : DemoPods()) {
-      auto parsed = ParsePods(yaml, name);
+      auto parsed = ParsePods(yaml, name, {.gates = PodGatesFromConfig(node->config())});
       if (!parsed.ok()) return ctx.Fail(parsed.status());
       for (auto& p : *parsed) pods.push_back(std::move(p));
     }
-    auto node = flags->CreateNode(ctx);
-    if (node == nullptr) return;
     std::vector<PodAllocation> results;
     for (const auto& pod : pods) {
       auto r = node->Admit(pod);

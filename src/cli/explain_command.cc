@@ -28,16 +28,17 @@ void AddExplainCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("pods", opts->files, "pod manifests (several documents or a List; - = stdin)")
       ->required();
   opts->flags.Add(cmd, /*with_output=*/false);
+  AddStrictFlag(cmd, opts->flags.strict);
   cmd->add_option("-o,--output", opts->output, "text | json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   cmd->callback([opts, &ctx] {
-    std::vector<Pod> pods;
-    if (!LoadAllPods(opts->files, &pods, ctx)) return;
     // CreateNode loads and validates the node, the configuration and the state dir (it reads,
     // it does not write); explain then runs on read-only copies of it.
     auto node = opts->flags.CreateNode(ctx);
     if (node == nullptr) return;
+    std::vector<Pod> pods;
+    if (!LoadAllPods(opts->files, node->config(), opts->flags.strict, &pods, ctx)) return;
     explain::Scenario scenario{node->topology(), node->config(), opts->flags.state_dir};
     node.reset();
     auto explained = explain::ExplainPods(scenario, pods);

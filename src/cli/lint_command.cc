@@ -23,6 +23,7 @@ void AddLintCommand(CLI::App& app, Context& ctx) {
     std::vector<std::string> pods;
     std::string node = "preset:demo";
     std::string output = "table";
+    bool strict = false;
   };
   auto opts = std::make_shared<LintOpts>();
   CLI::App* cmd = app.add_subcommand(
@@ -33,6 +34,7 @@ void AddLintCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("pods", opts->pods, "pod manifests (several documents or a List; - = stdin)");
   cmd->add_option("--node", opts->node, "preset:NAME | FILE.json | FILE.xml | sysfs:DIR | local")
       ->capture_default_str();
+  AddStrictFlag(cmd, opts->strict);
   cmd->add_option("-o,--output", opts->output, "table | json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
@@ -52,7 +54,7 @@ void AddLintCommand(CLI::App& app, Context& ctx) {
       return;
     }
     std::vector<Pod> pods;
-    if (!LoadAllPods(opts->pods, &pods, ctx)) return;
+    if (!LoadAllPods(opts->pods, parsed->config, opts->strict, &pods, ctx)) return;
     auto node = LoadNode(opts->node);
     if (!node.ok()) return ctx.Fail(node.status());
 

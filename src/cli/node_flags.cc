@@ -1,15 +1,18 @@
 #include "cli/node_flags.h"
 
+#include <map>
 #include <ostream>
 
 #include "CLI/CLI.hpp"
+#include "api/pod_gates.h"
 #include "api/pod_yaml.h"
 #include "config/kubelet_config.h"
 #include "topology/node_source.h"
-#include "util/format.h"
 #include "render/json_yaml.h"
+#include "util/format.h"
 
 namespace podtopo::cli {
+
 void NodeFlags::Add(CLI::App* cmd, bool with_output) {
   cmd->add_option("--node", node, "preset:NAME | FILE.json | FILE.xml | sysfs:DIR | local")
       ->capture_default_str();
@@ -61,14 +64,30 @@ bool LoadConfigFlag(const std::string& path, config::KubeletConfig* cfg, Context
   return true;
 }
 
-bool LoadAllPods(const std::vector<std::string>& files, std::vector<Pod>* pods, Context& ctx) {
+void AddStrictFlag(CLI::App* cmd, bool& strict) {
+  cmd->add_flag("--strict", strict,
+                "objects of kinds podtopo does not read (Service, ConfigMap, ...) are errors "
+                "instead of being skipped");
+}
+
+bool LoadAllPods(const std::vector<std::string>& files, const config::KubeletConfig& cfg,
+                 bool strict, std::vector<Pod>* pods, Context& ctx,
+                 const std::vector<std::string>& node_names) {
+  std::map<std::string, int> skipped;
+  PodLoadOptions options{PodGatesFromConfig(cfg), node_names, strict, &skipped};
   for (const auto& f : files) {
-    auto loaded = LoadPods(f);
+    auto loaded = LoadPods(f, options);
     if (!loaded.ok()) {
       ctx.Fail(loaded.status());
       return false;
     }
     for (auto& p : *loaded) pods->push_back(std::move(p));
+  }
+  for (const auto& [kind, count] : skipped) {
+    *ctx.err << fmt::format(
+        "podtopo: skipped {} {} object{} (podtopo reads pods and workload controllers; "
+        "--strict makes this an error)\n",
+        count, kind, count == 1 ? "" : "s");
   }
   return true;
 }

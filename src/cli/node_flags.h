@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "admission/node.h"
+#include "config/kubelet_config.h"
 #include "cli/cli.h"
 #include "render/admission_render.h"
 
@@ -22,6 +23,7 @@ struct NodeFlags {
   std::string config;     // "" = podtopo's default (the seed configuration, corrected)
   std::string state_dir;  // "" = in memory only
   std::string output = "table";
+  bool strict = false;  // --strict (AddStrictFlag), for the commands that read pods
 
   // Registers --node, --config, --state-dir and -o on `cmd`.
   void Add(CLI::App* cmd, bool with_output = true);
@@ -34,8 +36,15 @@ struct NodeFlags {
 // ctx.err; on a load error or an error finding reports through ctx and returns false.
 bool LoadConfigFlag(const std::string& path, config::KubeletConfig* cfg, Context& ctx);
 
-// Loads every pod of every file ("-" = stdin); on error reports through ctx, returns false.
-bool LoadAllPods(const std::vector<std::string>& files, std::vector<Pod>* pods, Context& ctx);
+// Registers --strict (the pod inputs' "other kinds are errors") on `cmd`.
+void AddStrictFlag(CLI::App* cmd, bool& strict);
+
+// Loads every pod of every file ("-" = stdin), defaulted with `cfg`'s pod gates
+// (api/pod_gates.h) and with DaemonSets expanded for `node_names`. Prints one line on
+// ctx.err per kind skipped (over all files); on error reports through ctx, returns false.
+bool LoadAllPods(const std::vector<std::string>& files, const config::KubeletConfig& cfg,
+                 bool strict, std::vector<Pod>* pods, Context& ctx,
+                 const std::vector<std::string>& node_names = {});
 
 // Writes the pods and the node's pools in the chosen format (table, wide, json, yaml).
 void PrintAllocations(const std::vector<PodAllocation>& pods, const Node& node,

@@ -44,6 +44,7 @@ void RunServe(const ServeOpts& o, Context& ctx) {
   d.compat = o.compat == "1.36" ? podresources::Compat::k1_36 : podresources::Compat::k1_37;
   d.qps = o.qps;
   d.burst = o.burst;
+  d.strict = o.flags.strict;
   if (!o.cri.empty()) {
     auto hooks = serve::MakeRuntimeHooks({o.cri, cfg, o.flags.state_dir});
     if (!hooks.ok()) return ctx.Fail(hooks.status());
@@ -84,6 +85,7 @@ void AddServeCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--compat", o->compat, "kubelet version whose PodResources reporting to serve")
       ->check(CLI::IsMember({"1.36", "1.37"}))
       ->capture_default_str();
+  AddStrictFlag(cmd, o->flags.strict);
   cmd->add_option("--cri", o->cri, "run admitted pods on this CRI runtime endpoint");
   cmd->add_option("--rate-limit-qps", o->qps, "PodResources rate limit (0 = off)")
       ->check(CLI::NonNegativeNumber)

@@ -204,7 +204,7 @@ bool StaticPolicy::SkipsPodLevelPod(const Pod& pod) const {
 }
 
 int StaticPolicy::GuaranteedCpus(const Pod& pod, const Container& container) const {
-  if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return 0;
+  if (GetPodQos(pod, gates_.Qos()) != QosClass::kGuaranteed) return 0;
   Quantity cpu = QuantityOf(container.resources.requests, kResourceCpu);
   // Pod-level resource management: only containers that are Guaranteed on their own
   // (cpu and memory request == limit) get exclusive CPUs. The kubelet checks only the
@@ -219,7 +219,7 @@ int StaticPolicy::GuaranteedCpus(const Pod& pod, const Container& container) con
 
 int StaticPolicy::PodGuaranteedCpus(const Pod& pod) const {
   if (gates_.pod_level_resource_managers && pod.HasPodLevelResources()) {
-    if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return 0;
+    if (GetPodQos(pod, gates_.Qos()) != QosClass::kGuaranteed) return 0;
     auto it = pod.resources->requests.find(kResourceCpu);
     if (it != pod.resources->requests.end() && IsIntegralCpuAmount(it->second)) {
       return Saturate(it->second.Value());
@@ -292,7 +292,7 @@ absl::Status StaticPolicy::ValidatePodScopeResources(const Pod& pod) const {
 }
 
 absl::Status StaticPolicy::EnforceSmtAlignment(const CpuState& state, int num_cpus,
-                                               bool check_physical) const {
+                                               bool check_physical, int preallocated) const {
   if (!options_.full_physical_cpus_only) return absl::OkStatus();
   if (cpu_group_size_ == 0 || num_cpus % cpu_group_size_ != 0) {
     // A topology without cores (CpusPerCore() == 0) would divide by zero in the kubelet;
@@ -300,7 +300,7 @@ absl::Status StaticPolicy::EnforceSmtAlignment(const CpuState& state, int num_cp
     return SmtAlignmentError{num_cpus, cpu_group_size_, 0, false}.ToStatus();
   }
   if (!check_physical) return absl::OkStatus();
-  int available_physical = GetAvailablePhysicalCpus(state).Size();
+  int available_physical = GetAvailablePhysicalCpus(state).Size() + preallocated;
   if (num_cpus > available_physical) {
     return SmtAlignmentError{num_cpus, cpu_group_size_, available_physical, true}.ToStatus();
   }
@@ -347,7 +347,21 @@ absl::StatusOr<CpuSet> StaticPolicy::AllocateCpus(CpuState& state, int num_cpus,
       TakeByTopology(allocatable.Difference(result), num_cpus - result.Size());
   if (!rest.ok()) return rest.status();
   result.UnionWith(*rest);
-  state.SetDefaultCpuSet(state.GetDefaultCpuSet().Difference(result));
+  CpuSet remaining = state.GetDefaultCpuSet().Difference(result);
+  if (options_.strict_cpu_reservation && remaining.IsEmpty()) {
+    // k/k #141196: with strict-cpu-reservation the reserved CPUs are not in the default set, so
+    // exclusive CPUs can empty it; the kubelet then refuses its own checkpoint at restart
+    // ("default cpuset cannot be empty"). The fix proposed in k/k #141197 (not merged) rejects
+    // the allocation before the state changes; podtopo does the same.
+    return absl::FailedPreconditionError(fmt::format(
+        "cannot allocate {} exclusive CPUs: with strict-cpu-reservation the reserved CPUs {} "
+        "stay out of the shared pool, and taking CPUs {} would leave the node's shared pool "
+        "(default cpuset {}) empty; the kubelet cannot restart from such a checkpoint "
+        "(\"default cpuset cannot be empty\", k/k #141196), so podtopo rejects the allocation "
+        "as the proposed fix k/k #141197 does (not merged in v1.37)",
+        num_cpus, reserved_.String(), result.String(), state.GetDefaultCpuSet().String()));
+  }
+  state.SetDefaultCpuSet(remaining);
   return result;
 }
 
@@ -377,10 +391,15 @@ absl::Status StaticPolicy::Allocate(CpuState& state, const Pod& pod, const Conta
   int num_cpus = GuaranteedCpus(pod, container);
   if (num_cpus == 0) return absl::OkStatus();  // shared pool
   if (SkipsPodLevelPod(pod)) return absl::OkStatus();
-  if (absl::Status s = EnforceSmtAlignment(state, num_cpus, /*check_physical=*/true); !s.ok()) {
+  // k/k #129079 (fixes #129078): CPUs the container already holds (a restored entry after a
+  // restart) count as available, or a running pod with most of the node would be rejected.
+  std::optional<CpuSet> existing = state.GetCpuSet(pod.uid, container.name);
+  if (absl::Status s = EnforceSmtAlignment(state, num_cpus, /*check_physical=*/true,
+                                           existing.has_value() ? existing->Size() : 0);
+      !s.ok()) {
     return s;
   }
-  if (std::optional<CpuSet> existing = state.GetCpuSet(pod.uid, container.name)) {
+  if (existing.has_value()) {
     UpdateCpusToReuse(pod, container, *existing);
     return absl::OkStatus();
   }
@@ -651,6 +670,8 @@ absl::StatusOr<CpuSet> DebugTakeCpus(const CpuTopology& topology, const CpuSet& 
   absl::StatusOr<StaticPolicyOptions> opts =
       NewStaticPolicyOptions(options, OptionGates::AllEnabled());
   if (!opts.ok()) return opts.status();
+  // strict-cpu-reservation's empty-pool refusal is an admission check, not part of the take.
+  opts->strict_cpu_reservation = false;
   StaticPolicy policy(topology, *opts, StaticPolicyGates{}, nullptr);
   if (!numa_affinity.has_value()) return policy.TakeByTopology(available, count);
   absl::StatusOr<BitMask> mask = topologymanager::NewBitMask(*numa_affinity);

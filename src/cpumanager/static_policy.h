@@ -15,6 +15,7 @@
 //     restored pod skips full-pcpus-only's free-physical-CPU count (its own CPUs are no longer
 //     free) but keeps the multiple-of-core check;
 //   - AllocatePod gives the bubble back when partitioning fails (the kubelet leaks it);
+//   - strict-cpu-reservation never empties the default set (k/k #141196, see AllocateCpus);
 //   - where the kubelet divides by zero, podtopo answers: align-by-socket on a topology whose
 //     socket count is 0 treats no hint as socket-aligned; full-pcpus-only on a topology whose
 //     core count is 0 reports SMTAlignmentError.
@@ -70,7 +71,10 @@ class AffinityStore {
 struct StaticPolicyGates {
   bool pod_level_resources = true;           // PodLevelResources (beta, on by default)
   bool pod_level_resource_managers = false;  // PodLevelResourceManagers (off by default)
+  bool fix_kubelet_qos_class = true;         // PodLevelResourcesFixKubeletQOSClass
   OptionGates options;                       // CPUManagerPolicy{Alpha,Beta}Options
+  // The gates GetPodQos reads.
+  PodGates Qos() const { return {pod_level_resources, true, fix_kubelet_qos_class}; }
 };
 
 struct StaticPolicyConfig {
@@ -139,7 +143,7 @@ class StaticPolicy {
 
   // Container scope (§2.5): exclusive CPUs for a Guaranteed container with an integral CPU
   // request; no-op otherwise. Idempotent: an existing entry is kept (after the SMT check, as
-  // in the kubelet).
+  // in the kubelet; the CPUs the entry holds count as free physical CPUs, k/k #129079).
   absl::Status Allocate(CpuState& state, const Pod& pod, const Container& container);
 
   // Pod scope with pod-level resources (§2.7, kep5526 §4): allocates the bubble and writes an
@@ -174,7 +178,9 @@ class StaticPolicy {
 
   // allocateCPUs (§2.5): takes `num_cpus` from (default − reserved) ∪ reusable, CPUs of the
   // affinity's NUMA nodes (their sockets with align-by-socket) first, and removes them from
-  // the default set. nullopt affinity = no NUMA preference.
+  // the default set. nullopt affinity = no NUMA preference. With strict-cpu-reservation a take
+  // that would leave the default set empty is refused before the state changes (k/k #141196,
+  // as the unmerged fix #141197 proposes; the kubelet v1.37 takes it and then cannot restart).
   absl::StatusOr<CpuSet> AllocateCpus(CpuState& state, int num_cpus,
                                       const std::optional<topologymanager::BitMask>& affinity,
                                       const CpuSet& reusable) const;
@@ -212,8 +218,9 @@ class StaticPolicy {
 
   bool PodLevelPath(const Pod& pod) const;        // both gates on and spec.resources set
   bool SkipsPodLevelPod(const Pod& pod) const;    // a gate off and spec.resources set
-  absl::Status EnforceSmtAlignment(const CpuState& state, int num_cpus,
-                                   bool check_physical) const;
+  // `preallocated`: CPUs the container already holds, counted as available (k/k #129079).
+  absl::Status EnforceSmtAlignment(const CpuState& state, int num_cpus, bool check_physical,
+                                   int preallocated = 0) const;
   void UpdateCpusToReuse(const Pod& pod, const Container& container, const CpuSet& cpus);
   bool IsHintSocketAligned(topologymanager::BitMask mask, int min_affinity_size) const;
   CpuSet AlignedCpus(topologymanager::BitMask affinity, const CpuSet& allocatable) const;

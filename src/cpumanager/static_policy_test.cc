@@ -669,10 +669,80 @@ TEST(StaticPolicyTest, StrictReservationKeepsReservedOutOfDefault) {
   EXPECT_EQ(s.GetDefaultCpuSet().String(), "1-3,5-7");  // reserved = {0,4}
   Pod pod;
   pod.uid = "p";
-  pod.containers = {C("c", ContainerKind::kApp, "6", "6")};
+  pod.containers = {C("c", ContainerKind::kApp, "5", "5")};
   ASSERT_TRUE(policy->Allocate(s, pod, pod.containers[0]).ok());
-  EXPECT_EQ(S(s.GetCpuSet("p", "c")), "1-3,5-7");
-  EXPECT_TRUE(s.GetDefaultCpuSet().IsEmpty());
+  EXPECT_EQ(s.GetCpuSet("p", "c")->Size(), 5);
+  EXPECT_EQ(s.GetDefaultCpuSet().Size(), 1);
+  EXPECT_FALSE(s.GetDefaultCpuSet().Intersects(policy->reserved_cpus()));
+}
+
+// k/k #141196: with strict-cpu-reservation one pod taking every unreserved CPU emptied the
+// default set, and the restarted kubelet refused its own checkpoint ("default cpuset cannot be
+// empty"). The allocation is refused instead (the fix proposed in k/k #141197), before the
+// state changes, in container and pod scope; the state stays one that Start accepts.
+TEST(StaticPolicyTest, Issue141196_StrictReservationNeverEmptiesTheSharedPool) {
+  const CpuTopology& topo = testing::FakeTopology("topoSingleSocketHT");
+  StaticPolicyConfig config = PodLevelConfig(2);
+  config.options = {{"strict-cpu-reservation", "true"}};
+  auto policy = MustCreate(topo, config, nullptr);
+  CpuState s;
+  ASSERT_TRUE(policy->Start(s).ok());
+  Pod pod;
+  pod.uid = "p";
+  pod.containers = {C("c", ContainerKind::kApp, "6", "6")};
+  const CpuState before = s;
+  absl::Status st = policy->Allocate(s, pod, pod.containers[0]);
+  EXPECT_EQ(st.message(),
+            "cannot allocate 6 exclusive CPUs: with strict-cpu-reservation the reserved CPUs 0,4 "
+            "stay out of the shared pool, and taking CPUs 1-3,5-7 would leave the node's shared "
+            "pool (default cpuset 1-3,5-7) empty; the kubelet cannot restart from such a "
+            "checkpoint (\"default cpuset cannot be empty\", k/k #141196), so podtopo rejects "
+            "the allocation as the proposed fix k/k #141197 does (not merged in v1.37)");
+  EXPECT_EQ(AdmissionReasonOf(st), "");  // a plain error: UnexpectedAdmissionError
+  EXPECT_EQ(S(s), S(before));
+  Pod bubble = PodLevel("b", "6", {}, {C("c", ContainerKind::kApp, "", "")});
+  EXPECT_FALSE(policy->AllocatePod(s, bubble).ok());
+  EXPECT_EQ(S(s), S(before));
+  // Five of six CPUs still fit and leave a restartable state.
+  pod.containers = {C("c", ContainerKind::kApp, "5", "5")};
+  ASSERT_TRUE(policy->Allocate(s, pod, pod.containers[0]).ok());
+  CpuState restarted = s;
+  EXPECT_TRUE(MustCreate(topo, config, nullptr)->Start(restarted).ok());
+  // Without the option the reserved CPUs stay in the default set, which never empties.
+  auto lax = MustCreate(topo, PodLevelConfig(2), nullptr);
+  CpuState l;
+  ASSERT_TRUE(lax->Start(l).ok());
+  pod.containers = {C("c", ContainerKind::kApp, "6", "6")};
+  ASSERT_TRUE(lax->Allocate(l, pod, pod.containers[0]).ok());
+  EXPECT_EQ(l.GetDefaultCpuSet().String(), "0,4");
+}
+
+// k/k #129078 (fix #129079): with full-pcpus-only a container holding most of the node was
+// admitted, and after a restart its own CPUs were no longer free, so re-admission failed with
+// SMTAlignmentError. The CPUs the container already holds now count as available.
+TEST(StaticPolicyRestartTest, Issue129078_FullPcpusOnlyContainerRestoredAfterRestart) {
+  const CpuTopology& topo = testing::FakeTopology("topoDualSocketHT");  // 12 CPUs, 6 cores
+  StaticPolicyConfig config;
+  config.num_reserved_cpus = 1;
+  config.options = {{"full-pcpus-only", "true"}};
+  Pod pod;
+  pod.uid = "big";
+  pod.containers = {C("c", ContainerKind::kApp, "10", "10")};
+  auto first = MustCreate(topo, config, nullptr);
+  CpuState s;
+  ASSERT_TRUE(first->Start(s).ok());
+  ASSERT_TRUE(first->Allocate(s, pod, pod.containers[0]).ok());
+  const CpuState before = s;
+  auto restarted = MustCreate(topo, config, nullptr);
+  ASSERT_TRUE(restarted->Start(s).ok());
+  ASSERT_TRUE(restarted->Allocate(s, pod, pod.containers[0]).ok());
+  EXPECT_EQ(S(s), S(before));
+  // The count is the container's own CPUs only: a second container of that size still fails.
+  Container other = C("d", ContainerKind::kApp, "10", "10");
+  pod.containers.push_back(other);
+  EXPECT_EQ(restarted->Allocate(s, pod, other).message(),
+            "SMT Alignment Error: not enough free physical CPUs: available physical CPUs = 0, "
+            "requested CPUs = 10, CPUs per core = 2");
 }
 
 TEST(StaticPolicyTest, ValidatePodScopeResourcesKepCases) {

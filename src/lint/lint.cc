@@ -10,6 +10,7 @@
 
 #include "admission/node.h"
 #include "admission/pod_requests.h"
+#include "api/pod_gates.h"
 #include "config/feature_gates.h"
 #include "cpumanager/policy_options.h"
 #include "cpumanager/static_policy.h"
@@ -96,6 +97,7 @@ std::unique_ptr<cpumanager::StaticPolicy> SizingPolicy(const KubeletConfig& cfg)
   cpumanager::StaticPolicyConfig pc;
   pc.gates.pod_level_resources = cfg.FeatureEnabled(config::kPodLevelResources);
   pc.gates.pod_level_resource_managers = cfg.FeatureEnabled(config::kPodLevelResourceManagers);
+  pc.gates.fix_kubelet_qos_class = PodGatesFromConfig(cfg).fix_kubelet_qos_class;
   auto created = cpumanager::StaticPolicy::Create(CpuTopology(), pc, nullptr);
   if (!created.ok()) return nullptr;  // cannot happen without options and reservations
   return std::move(*created);
@@ -776,7 +778,7 @@ PodRoles ClassifyPod(const KubeletConfig& cfg, const Pod& pod) {
   out.file = pod.source;
   const bool plr = cfg.FeatureEnabled(config::kPodLevelResources);
   const bool plrm = cfg.FeatureEnabled(config::kPodLevelResourceManagers);
-  out.qos = GetPodQos(pod, plr, cfg.FeatureEnabled("PodLevelResourcesFixKubeletQOSClass"));
+  out.qos = GetPodQos(pod, PodGatesFromConfig(cfg));
   const std::vector<const Container*> containers = pod.InitAndAppContainers();
   auto all_shared = [&](const std::string& reason) {
     for (const Container* c : containers) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "admission/node.h"
+#include "api/pod_gates.h"
 #include "api/pod_yaml.h"
 #include "gtest/gtest.h"
 #include "testing/testing.h"
@@ -223,6 +224,46 @@ TEST(LintRoles, MatchAdmission) {
       EXPECT_EQ(roles.bubble_cpus, admitted->cpus.Size()) << pod.name << " config " << ci;
     }
   }
+}
+
+// k/k #135082 (PodLevelResourcesFixKubeletQOSClass): `spec.resources: {}` with a 2/2-CPU
+// container. lint, admit and the report all take the QoS from GetPodQos with the
+// configuration's gates, so they agree: Guaranteed with the v1.37 default (the fix on),
+// BestEffort with the fix off.
+void ExpectSameQosEverywhere(const std::string& config_yaml, QosClass expected) {
+  const std::string yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: empty}\nspec:\n"
+                           "  resources: {}\n  containers:\n" +
+                           Guaranteed("main", "2", "1Gi");
+  auto parsed = config::ParseKubeletConfig(config_yaml, "kubelet.yaml");
+  auto pods = ParsePods(yaml, "pod.yaml", {.gates = PodGatesFromConfig(parsed.config)});
+  ASSERT_TRUE(pods.ok()) << pods.status();
+  const Pod& pod = pods->front();
+  PodRoles roles = ClassifyPod(parsed.config, pod);
+  EXPECT_EQ(QosClassName(roles.qos), std::string(QosClassName(expected)));
+  auto node = Node::Create(Demo(), parsed.config, {});
+  ASSERT_TRUE(node.ok()) << node.status();
+  auto admitted = (*node)->Admit(pod);
+  ASSERT_TRUE(admitted.ok()) << admitted.status();
+  EXPECT_EQ(QosClassName(admitted->qos), std::string(QosClassName(expected)));
+  LintReport report = Lint(parsed, Demo(), {pod});
+  ASSERT_EQ(report.pods.size(), 1u);
+  EXPECT_EQ(report.pods[0].qos, expected);
+  ASSERT_EQ(roles.containers.size(), 1u);
+  ASSERT_EQ(admitted->containers.size(), 1u);
+  const int exclusive = expected == QosClass::kGuaranteed ? 2 : 0;
+  EXPECT_EQ(roles.containers[0].exclusive_cpus, exclusive);
+  if (exclusive > 0) EXPECT_EQ(admitted->containers[0].cpus.Size(), exclusive);
+}
+
+TEST(LintRoles, K8s135082EmptyPodResourcesSameQosAsAdmit) {
+  ExpectSameQosEverywhere(kBase, QosClass::kGuaranteed);
+}
+
+TEST(LintRoles, K8s135082EmptyPodResourcesWithoutTheFixIsBestEffortEverywhere) {
+  ExpectSameQosEverywhere(
+      Edit("  PodLevelResources: true\n",
+           "  PodLevelResources: true\n  PodLevelResourcesFixKubeletQOSClass: false\n"),
+      QosClass::kBestEffort);
 }
 
 TEST(LintRoles, CpuPolicyNoneIsNodeShared) {

@@ -566,7 +566,7 @@ void StaticPolicy::UpdateInitContainersMemoryBlocks(MemoryState& state, const Po
 
 absl::Status StaticPolicy::Allocate(MemoryState& state, const Pod& pod,
                                     const Container& container) {
-  if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return absl::OkStatus();
+  if (GetPodQos(pod, gates_.Qos()) != QosClass::kGuaranteed) return absl::OkStatus();
   if (PodLevelSkipped(pod)) return absl::OkStatus();
 
   if (const std::vector<Block>* blocks = state.GetMemoryBlocks(pod.uid, container.name)) {
@@ -602,7 +602,7 @@ absl::Status StaticPolicy::Allocate(MemoryState& state, const Pod& pod,
 }
 
 absl::Status StaticPolicy::AllocatePod(MemoryState& state, const Pod& pod) {
-  if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return absl::OkStatus();
+  if (GetPodQos(pod, gates_.Qos()) != QosClass::kGuaranteed) return absl::OkStatus();
   if (!PodLevelManaged(pod)) {
     return absl::FailedPreconditionError(fmt::format(
         "[memorymanager] AllocatePod needs pod-level resources and the PodLevelResources and "
@@ -730,7 +730,7 @@ void StaticPolicy::RemoveContainer(MemoryState& state, const std::string& pod_ui
 
 std::optional<HintMap> StaticPolicy::GetTopologyHints(const MemoryState& state, const Pod& pod,
                                                       const Container& container) const {
-  if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return std::nullopt;
+  if (GetPodQos(pod, gates_.Qos()) != QosClass::kGuaranteed) return std::nullopt;
   absl::StatusOr<RequestedResources> req = ContainerRequestedResources(pod, container);
   if (!req.ok()) return std::nullopt;
   if (PodLevelSkipped(pod)) return std::nullopt;
@@ -743,7 +743,7 @@ std::optional<HintMap> StaticPolicy::GetTopologyHints(const MemoryState& state, 
 
 std::optional<HintMap> StaticPolicy::GetPodTopologyHints(const MemoryState& state,
                                                          const Pod& pod) const {
-  if (GetPodQos(pod, gates_.pod_level_resources) != QosClass::kGuaranteed) return std::nullopt;
+  if (GetPodQos(pod, gates_.Qos()) != QosClass::kGuaranteed) return std::nullopt;
   absl::StatusOr<RequestedResources> req = PodRequestedResources(pod);
   if (!req.ok()) return std::nullopt;
   if (PodLevelSkipped(pod)) return std::nullopt;

@@ -80,6 +80,9 @@ class AffinityStore {
 struct PolicyGates {
   bool pod_level_resources = true;           // PodLevelResources (beta, on by default)
   bool pod_level_resource_managers = false;  // PodLevelResourceManagers (off by default in 1.37)
+  bool fix_kubelet_qos_class = true;         // PodLevelResourcesFixKubeletQOSClass
+  // The gates GetPodQos reads.
+  PodGates Qos() const { return {pod_level_resources, true, fix_kubelet_qos_class}; }
 };
 
 class StaticPolicy {

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "admission/node.h"
+#include "api/pod_gates.h"
 #include "api/pod_yaml.h"
 #include "config/feature_gates.h"
 #include "fmt/format.h"
@@ -212,7 +213,7 @@ class Daemon::Impl {
       // Restored pods: keep the manifest's pod (with its images) when it still has the pod.
       std::map<std::string, Pod> manifest_pods;
       for (const auto& [name, content] : initial) {
-        auto parsed = ParsePods(content, PathOf(name));
+        auto parsed = ParseManifest(content, name);
         if (!parsed.ok()) continue;
         for (auto& p : *parsed) manifest_pods.emplace(p.Key(), std::move(p));
       }
@@ -272,6 +273,20 @@ class Daemon::Impl {
       ++generation_;
     }
     gen_cv_.notify_all();
+  }
+
+  // A manifest of the pods dir, read as every command reads pods (the configuration's pod
+  // gates, --strict); skipped kinds are logged.
+  absl::StatusOr<std::vector<Pod>> ParseManifest(const std::string& content,
+                                                 const std::string& name) const {
+    std::map<std::string, int> skipped;
+    auto parsed = ParsePods(content, PathOf(name),
+                            {PodGatesFromConfig(config_), {}, options_.strict, &skipped});
+    for (const auto& [kind, count] : skipped) {
+      spdlog::warn("{}: skipped {} {} object(s) (--strict makes this an error)", PathOf(name),
+                   count, kind);
+    }
+    return parsed;
   }
 
   std::string PathOf(const std::string& name) const {
@@ -388,7 +403,7 @@ class Daemon::Impl {
     absl::StatusOr<std::vector<Pod>> parsed =
         read_errors_.contains(name)
             ? absl::StatusOr<std::vector<Pod>>(absl::InvalidArgumentError(read_errors_[name]))
-            : ParsePods(*content, PathOf(name));
+            : ParseManifest(*content, name);
     if (!parsed.ok()) {
       std::string msg(parsed.status().message());
       spdlog::error("bad manifest {}: {} (its pods, if any, are left as they were)", PathOf(name),

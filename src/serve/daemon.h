@@ -55,6 +55,7 @@ struct DaemonOptions {
   podresources::Compat compat = podresources::Compat::k1_37;
   double qps = 100;  // <= 0: no rate limit
   int burst = 10;
+  bool strict = false;  // manifests holding kinds podtopo does not read are bad manifests
   // The runtime hooks (--cri); null = none.
   std::unique_ptr<RuntimeHooks> hooks;
   // Test hook: runs on the pod-event thread before the state is restored.

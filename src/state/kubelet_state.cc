@@ -13,6 +13,7 @@
 
 #include "admission/pod_requests.h"
 #include "admission/state_files.h"
+#include "api/pod_gates.h"
 #include "cpumanager/static_policy.h"
 #include "fmt/format.h"
 #include "memorymanager/reserved_memory.h"
@@ -76,6 +77,7 @@ absl::StatusOr<std::unique_ptr<Managers>> BuildManagers(const Environment& env) 
     cc.topology_manager_policy = config.topology_manager_policy;
     cc.gates.pod_level_resources = config.FeatureEnabled("PodLevelResources");
     cc.gates.pod_level_resource_managers = m->plrm;
+    cc.gates.fix_kubelet_qos_class = PodGatesFromConfig(config).fix_kubelet_qos_class;
     cc.gates.options = {config.FeatureEnabled("CPUManagerPolicyAlphaOptions"),
                         config.FeatureEnabled("CPUManagerPolicyBetaOptions")};
     if (cc.num_reserved_cpus == 0 && cc.reserved_system_cpus.IsEmpty()) {
@@ -105,7 +107,8 @@ absl::StatusOr<std::unique_ptr<Managers>> BuildManagers(const Environment& env) 
       return absl::InvalidArgumentError(
           fmt::format("reservedMemory: {}", reserved.status().message()));
     }
-    memorymanager::PolicyGates gates{config.FeatureEnabled("PodLevelResources"), m->plrm};
+    memorymanager::PolicyGates gates{config.FeatureEnabled("PodLevelResources"), m->plrm,
+                                     PodGatesFromConfig(config).fix_kubelet_qos_class};
     auto p = memorymanager::StaticPolicy::New(*machine, *reserved, &m->no_affinity, gates);
     if (!p.ok()) {
       return absl::InvalidArgumentError(
@@ -207,6 +210,32 @@ void AddStalePods(const char* file, const char* what, const std::set<std::string
     f.repairable = true;
     out.push_back(std::move(f));
   }
+}
+
+// Pods with pod-level entries (KEP-5526) in a checkpoint read while PodLevelResourceManagers
+// is off (a rollback): the kubelet ignores those entries, charges the containers' own, and
+// allocates nothing for such pods; the way out is to drop their entries.
+void AddPodLevelRollback(const char* file, const std::set<std::string>& pods,
+                         std::vector<Finding>& out) {
+  if (pods.empty()) return;
+  Finding f;
+  f.severity = Severity::kWarning;
+  f.file = file;
+  f.problem = "pod-entries-ignored";
+  f.message = fmt::format(
+      "pod-level entries of pod(s) {} were written with PodLevelResourceManagers on, and the "
+      "gate is off now (a rollback)",
+      fmt::join(pods, ", "));
+  f.effect =
+      "the kubelet ignores them: validateState charges each container's own entries instead "
+      "(a pod's shared pool once per container), and a gate-off kubelet allocates nothing for "
+      "pods with pod-level resources";
+  f.advice =
+      "drop those pods' entries: `podtopo state repair --running-pods FILE --yes` with a list "
+      "of the pods to keep (those without spec.resources), then restart the pod-level pods "
+      "(docs/state.md, \"Rolling back\")";
+  f.repairable = true;
+  out.push_back(std::move(f));
 }
 
 std::set<std::string> CpuPods(const cpumanager::CpuState& st) {
@@ -438,14 +467,13 @@ CpuAnalysis AnalyzeCpu(const std::string& path, const absl::StatusOr<std::string
     auto st = CpuStateFromCheckpoint(*decoded, path);
     if (st.ok()) ValidateStaticCpu(*st, m, running, a.findings);
   }
-  if (!m.plrm && !decoded->pod_entries.empty()) {
-    Finding f;
-    f.severity = Severity::kInfo;
-    f.file = kCpuFile;
-    f.problem = "pod-entries-ignored";
-    f.message = "pod-level entries are present but PodLevelResourceManagers is off";
-    f.effect = "the kubelet ignores them and drops them at its next write";
-    a.findings.push_back(std::move(f));
+  if (!m.plrm) {
+    std::set<std::string> pods;
+    if (auto with = checkpoint::RestoreCpuCheckpoint(*bytes, path, {inspect.policy_name, true});
+        with.ok()) {
+      for (const auto& [uid, _] : with->pod_entries) pods.insert(uid);
+    }
+    AddPodLevelRollback(kCpuFile, pods, a.findings);
   }
   return a;
 }
@@ -745,6 +773,15 @@ MemoryAnalysis AnalyzeMemory(const std::string& path, const absl::StatusOr<std::
   }
   if (m.memory.has_value()) {
     ValidateStaticMemory(MemoryStateFromCheckpoint(*decoded), m, running, a.findings);
+  }
+  if (!m.plrm) {
+    std::set<std::string> pods;
+    if (auto with =
+            checkpoint::RestoreMemoryCheckpoint(*bytes, path, {inspect.policy_name, true});
+        with.ok()) {
+      for (const auto& [uid, _] : with->pod_entries) pods.insert(uid);
+    }
+    AddPodLevelRollback(kMemoryFile, pods, a.findings);
   }
   return a;
 }
@@ -1122,10 +1159,13 @@ absl::StatusOr<RepairPlan> PlanRepair(const CheckReport& report, const Environme
   Managers& m = **managers;
   RepairPlan plan;
   if (auto cpu = PlanCpu(report, m, running, plan)) {
+    // Nothing the kubelet wrote is dropped: unmodelled members and baselines stay.
+    if (report.cpu.has_value()) checkpoint::KeepUnmodelled(*report.cpu, *cpu);
     auto bytes = checkpoint::MarshalCpuCheckpoint(
         *cpu, checkpoint::CpuWriteOptions{checkpoint::CpuFormat::kV4, m.plrm});
     if (!bytes.ok()) {
-      plan.unresolved.push_back(std::string(bytes.status().message()));
+      plan.unresolved.push_back(
+          fmt::format("{}: {}", report.cpu_file.path, bytes.status().message()));
     } else {
       // The planned file must pass the kubelet's start-up checks.
       CpuAnalysis again = AnalyzeCpu(report.cpu_file.path, *bytes, m, nullptr);
@@ -1147,10 +1187,12 @@ absl::StatusOr<RepairPlan> PlanRepair(const CheckReport& report, const Environme
     }
   }
   if (auto mem = PlanMemory(report, m, running, plan)) {
+    if (report.memory.has_value()) checkpoint::KeepUnmodelled(*report.memory, *mem);
     auto bytes = checkpoint::MarshalMemoryCheckpoint(
         *mem, checkpoint::MemoryWriteOptions{checkpoint::MemoryFormat::kV3, m.plrm});
     if (!bytes.ok()) {
-      plan.unresolved.push_back(std::string(bytes.status().message()));
+      plan.unresolved.push_back(
+          fmt::format("{}: {}", report.memory_file.path, bytes.status().message()));
     } else {
       MemoryAnalysis again = AnalyzeMemory(report.memory_file.path, *bytes, m, nullptr);
       if (HasFatal(again.findings, kMemoryFile)) {

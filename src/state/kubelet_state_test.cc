@@ -8,6 +8,9 @@
 #include <set>
 
 #include "config/kubelet_config.h"
+#include "admission/node.h"
+#include "api/pod_yaml.h"
+#include "checkpoint/checksum.h"
 #include "cpuset/cpuset.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -524,6 +527,139 @@ TEST(Inspect, NamesTheFormatAndAlgorithm) {
   EXPECT_TRUE(mem.error.ok());
   EXPECT_EQ(mem.version, 1);
   EXPECT_EQ(mem.policy_name, "static");
+}
+
+// ---- Nothing the kubelet wrote is dropped (issue 10 item 6). --------------------------------
+
+// Adds, as a 1.37 kubelet (or a newer one) would write them, resize baselines (k/k #140314)
+// and members podtopo does not model to the healthy fixture, then has repair drop a stale pod.
+TEST(StateRepair, Issue140314_RepairKeepsBaselinesAndUnknownFields) {
+  std::string dir = CopyFixture("healthy");
+  const std::string cpu_path = dir + "/cpu_manager_state";
+  const std::string mem_path = dir + "/memory_manager_state";
+  auto rewrite = [](const std::string& path, auto&& edit_data, const std::string& top_key) {
+    nlohmann::ordered_json file = nlohmann::ordered_json::parse(ReadFile(path).value());
+    nlohmann::ordered_json data = nlohmann::ordered_json::parse(file["data"].get<std::string>());
+    edit_data(data);
+    const std::string text = data.dump();
+    nlohmann::ordered_json out;
+    for (auto it = file.begin(); it != file.end(); ++it) {
+      if (it.key() == "data") out[top_key] = "kept";  // an unknown member before data
+      out[it.key()] = it.key() == "data" ? nlohmann::ordered_json(text) : it.value();
+    }
+    out["dataChecksum"] = checkpoint::DataChecksum(text);
+    ASSERT_TRUE(WriteFileAtomically(path, out.dump(), 0600).ok());
+  };
+  rewrite(cpu_path, [](nlohmann::ordered_json& d) {
+    d["baselines"][kSeedUid]["worker"]["baseline"] = "1,33";
+    d["baselines"][kMixedUid]["main-app"]["baseline"] = "2,34";
+    d["futureField"] = 7;
+  }, "futureTop");
+  rewrite(mem_path, [](nlohmann::ordered_json& d) { d["future"] = {1, 2}; }, "futureTop");
+  ASSERT_TRUE(WriteFileAtomically(dir + "/running-pods.txt", std::string(kSeedUid) + "\n").ok());
+
+  Environment env = Env(dir);
+  auto running = LoadRunningPods(dir + "/running-pods.txt");
+  ASSERT_TRUE(running.ok());
+  auto r = Check(dir, env, &*running);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->KubeletStarts());
+  auto plan = PlanRepair(*r, env, &*running);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(plan->cpu_bytes.has_value() && plan->memory_bytes.has_value());
+  ASSERT_TRUE(ApplyRepair(*r, *plan, "20260101T000000Z").ok());
+
+  auto cpu = checkpoint::LoadCpuCheckpointFile(cpu_path, {"static", true});
+  ASSERT_TRUE(cpu.ok() && cpu->has_value()) << cpu.status();
+  // The stale pod's baseline went with its entries; the running pod's stays, byte for byte.
+  EXPECT_EQ((*cpu)->baselines,
+            (std::map<std::string, std::map<std::string, std::string>>{{kSeedUid, {{"worker", "1,33"}}}}));
+  const std::string cpu_bytes = ReadFile(cpu_path).value();
+  EXPECT_THAT(cpu_bytes, HasSubstr(R"(,\"baselines\":{\"b385c6d1-89e3-5d0a-a83c-5d5745f7b44b\":{\"worker\":{\"baseline\":\"1,33\"}}},\"futureField\":7})"));
+  EXPECT_THAT(cpu_bytes, HasSubstr(R"("futureTop":"kept","data":)"));
+  auto mem = checkpoint::LoadMemoryCheckpointFile(mem_path, {"Static", true});
+  ASSERT_TRUE(mem.ok() && mem->has_value()) << mem.status();
+  EXPECT_EQ((*mem)->kept.data,
+            (std::vector<std::pair<std::string, std::string>>{{"future", "[1,2]"}}));
+  EXPECT_EQ((*mem)->kept.top,
+            (std::vector<std::pair<std::string, std::string>>{{"futureTop", "\"kept\""}}));
+  // The repaired files pass the kubelet's start-up checks.
+  auto again = Check(dir, env, &*running);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->KubeletStarts());
+  fs::remove_all(dir);
+}
+
+// A field podtopo cannot keep (inside a modelled value): repair refuses and says why.
+TEST(StateRepair, UnknownNestedFieldIsNotRewritten) {
+  std::string dir = CopyFixture("stale-pods");
+  const std::string mem_path = dir + "/memory_manager_state";
+  nlohmann::ordered_json file = nlohmann::ordered_json::parse(ReadFile(mem_path).value());
+  nlohmann::ordered_json data = nlohmann::ordered_json::parse(file["data"].get<std::string>());
+  data["machineState"]["0"]["memoryMap"]["memory"]["fragmented"] = true;
+  file["data"] = data.dump();
+  file["dataChecksum"] = checkpoint::DataChecksum(data.dump());
+  ASSERT_TRUE(WriteFileAtomically(mem_path, file.dump(), 0600).ok());
+  const std::string before = ReadFile(mem_path).value();
+  Environment env = Env(dir);
+  auto running = Running(dir);
+  auto r = Check(dir, env, &*running);
+  ASSERT_TRUE(r.ok()) << r.status();
+  auto plan = PlanRepair(*r, env, &*running);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_FALSE(plan->memory_bytes.has_value());
+  ASSERT_FALSE(plan->unresolved.empty());
+  EXPECT_THAT(plan->unresolved.back(),
+              HasSubstr("cannot keep (data.machineState.0.memoryMap.memory.fragmented;"));
+  ASSERT_TRUE(ApplyRepair(*r, *plan, "20260101T000000Z").ok());
+  EXPECT_EQ(ReadFile(mem_path).value(), before);
+  fs::remove_all(dir);
+}
+
+// Issue 10 item 7: pod-scope-mixed admitted with PodLevelResourceManagers on; the same node
+// with the gate off does not start (validateState charges every container's blocks: 6Gi
+// against the 4Gi the pod reserved), as the v1.37 kubelet's memory manager does. Dropping the
+// pod-level pods' entries (repair with a running list without them) is the way out.
+TEST(StateRollback, GateOffRefusesPodLevelStateAndRepairDropsThePods) {
+  const std::string dir = podtopo::testing::MakeTempDir("state-rollback");
+  Environment on = Env(dir);
+  {
+    auto node = Node::Create(on.topology, on.config, {dir});
+    ASSERT_TRUE(node.ok()) << node.status();
+    auto pods = LoadPods(podtopo::testing::SourceDir() + "/docs/examples/pod-scope-mixed.yaml");
+    ASSERT_TRUE(pods.ok());
+    auto a = (*node)->Admit(pods->front());
+    ASSERT_TRUE(a.ok() && a->admitted);
+  }
+  Environment off = on;
+  off.config.feature_gates["PodLevelResourceManagers"] = false;
+  auto r = Check(dir, off, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->KubeletStarts());
+  const Finding* f = Find(*r, "memory_manager_state", "machine-state-mismatch");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->kubelet_message,
+            "[memorymanager] the expected machine state is different from the real one");
+  EXPECT_THAT(f->details, ::testing::Contains(HasSubstr(
+                              "reserved 4294967296 / free 11706302464 in the state, 6442450944 / "
+                              "9558818816 from the assignments")));
+  EXPECT_EQ(Find(*r, "cpu_manager_state", "invalid-state"), nullptr);  // the CPU file passes
+  // Check explains the rollback in both files.
+  for (const char* file : {"cpu_manager_state", "memory_manager_state"}) {
+    const Finding* ignored = Find(*r, file, "pod-entries-ignored");
+    ASSERT_NE(ignored, nullptr) << file;
+    EXPECT_THAT(ignored->message, HasSubstr(kMixedUid));
+    EXPECT_THAT(ignored->advice, HasSubstr("--running-pods"));
+  }
+  RunningPods none;
+  auto plan = PlanRepair(*r, off, &none);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->unresolved.empty());
+  ASSERT_TRUE(ApplyRepair(*r, *plan, "20260101T000000Z").ok());
+  auto again = Check(dir, off, nullptr);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->KubeletStarts());
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -1,0 +1,67 @@
+// The one tree manifests are read from, whichever syntax they were written in.
+//
+// YAML (yaml-cpp) and JSON (nlohmann-json, for `kubectl get ... -o json` and other large
+// inputs) are both turned into ManifestNode documents; the pod and controller reading in
+// api/pod_yaml.cc walks only this tree, so both syntaxes give the same pods, the same field
+// paths and the same type errors.
+//
+// Scalars keep their type as Kubernetes' decoder would see it: a JSON number, true/false or
+// null has that type; a YAML scalar that is quoted is a string, and a plain (unquoted) one
+// resolves as sigs.k8s.io/yaml (go-yaml v2, YAML 1.1) resolves it: `8080` is a number,
+// `yes` / `on` a boolean, `~` null.
+//
+//   absl::StatusOr<ManifestStream> docs = ParseManifestText(text, "pods.json");
+//   for (const ManifestDocument& d : docs->documents) ... d.root, d.helm_source
+//
+// Errors (kInvalidArgument) start with the source name and name the line and column:
+//   `pods.yaml: line 3, column 5: malformed YAML: end of map not found`
+//   `pods.json: line 7, column 12: malformed JSON: syntax error ...`
+#ifndef PODTOPO_API_MANIFEST_TREE_H_
+#define PODTOPO_API_MANIFEST_TREE_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace podtopo {
+
+struct ManifestNode {
+  enum class Type : uint8_t { kNull, kBool, kNumber, kString, kMap, kList };
+  Type type = Type::kNull;
+  // An unquoted YAML number: quantities read it as kubectl sends it (`010` is 8).
+  bool yaml_plain_number = false;
+  std::string text;  // the scalar as written (kBool, kNumber, kString)
+  // kMap: the keys in document order; a key written twice appears twice (readers report it).
+  std::vector<std::pair<std::string, ManifestNode>> entries;
+  std::vector<ManifestNode> items;  // kList
+
+  bool IsNull() const { return type == Type::kNull; }
+  bool IsMap() const { return type == Type::kMap; }
+  bool IsList() const { return type == Type::kList; }
+  bool IsScalar() const {
+    return type == Type::kBool || type == Type::kNumber || type == Type::kString;
+  }
+};
+
+struct ManifestDocument {
+  ManifestNode root;  // kNull for an empty document
+  // The `# Source: chart/templates/x.yaml` comment Helm writes above the document, if any.
+  std::string helm_source;
+};
+
+struct ManifestStream {
+  std::vector<ManifestDocument> documents;
+  bool json = false;  // read as JSON
+};
+
+// Text whose first non-blank character is `{` or `[` is read as JSON (one value); anything
+// else, and JSON that does not parse but is valid YAML, as a YAML stream (`---` documents).
+absl::StatusOr<ManifestStream> ParseManifestText(const std::string& text,
+                                                 const std::string& source_name);
+
+}  // namespace podtopo
+
+#endif  // PODTOPO_API_MANIFEST_TREE_H_
