@@ -30,6 +30,7 @@ int Run(int argc, char** argv, std::ostream& out, std::ostream& err) {
   AddServeCommand(app, ctx);
   AddClientCommands(app, ctx);
   AddCompareCommand(app, ctx);
+  AddAgentCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -47,6 +47,7 @@ void AddStateCommands(CLI::App& app, Context& ctx);
 void AddServeCommand(CLI::App& app, Context& ctx);
 void AddClientCommands(CLI::App& app, Context& ctx);
 void AddCompareCommand(CLI::App& app, Context& ctx);
+void AddAgentCommand(CLI::App& app, Context& ctx);
 
 }  // namespace podtopo::cli
 

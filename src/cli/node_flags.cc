@@ -1,5 +1,6 @@
 #include "cli/node_flags.h"
 
+#include <map>
 #include <ostream>
 
 #include "CLI/CLI.hpp"
@@ -7,41 +8,10 @@
 #include "api/pod_yaml.h"
 #include "config/kubelet_config.h"
 #include "topology/node_source.h"
+#include "render/json_yaml.h"
 #include "util/format.h"
-#include "yaml-cpp/yaml.h"
 
 namespace podtopo::cli {
-namespace {
-
-// JSON -> YAML with yaml-cpp's emitter (kubectl's -o yaml shape: block style, keys in order).
-void EmitYaml(YAML::Emitter& out, const nlohmann::ordered_json& j) {
-  if (j.is_object()) {
-    out << YAML::BeginMap;
-    for (const auto& [k, v] : j.items()) {
-      out << YAML::Key << k << YAML::Value;
-      EmitYaml(out, v);
-    }
-    out << YAML::EndMap;
-  } else if (j.is_array()) {
-    out << YAML::BeginSeq;
-    for (const auto& v : j) EmitYaml(out, v);
-    out << YAML::EndSeq;
-  } else if (j.is_null()) {
-    out << YAML::Null;
-  } else if (j.is_boolean()) {
-    out << j.get<bool>();
-  } else if (j.is_number_unsigned()) {
-    out << j.get<uint64_t>();
-  } else if (j.is_number_integer()) {
-    out << j.get<int64_t>();
-  } else if (j.is_number_float()) {
-    out << j.get<double>();
-  } else {
-    out << YAML::DoubleQuoted << j.get<std::string>();
-  }
-}
-
-}  // namespace
 
 void NodeFlags::Add(CLI::App* cmd, bool with_output) {
   cmd->add_option("--node", node, "preset:NAME | FILE.json | FILE.xml | sysfs:DIR | local")
@@ -126,9 +96,7 @@ void PrintAllocations(const std::vector<PodAllocation>& pods, const Node& node,
   if (format == "json") {
     *ctx.out << RenderAdmissionJson(pods, pools);
   } else if (format == "yaml") {
-    YAML::Emitter out;
-    EmitYaml(out, AdmissionJson(pods, pools));
-    *ctx.out << out.c_str() << "\n";
+    *ctx.out << JsonToYaml(AdmissionJson(pods, pools));
   } else {
     *ctx.out << RenderAdmissionTable(pods, pools, format == "wide");
   }

@@ -1,16 +1,14 @@
 // podtopo serve: a simulated kubelet node serving the PodResources API (docs/serve.md).
-#include <pthread.h>
-#include <signal.h>
-
+#include <optional>
 #include <ostream>
 
 #include "CLI/CLI.hpp"
 #include "cli/cli.h"
+#include "cli/daemon_run.h"
 #include "cli/node_flags.h"
 #include "config/kubelet_config.h"
 #include "serve/daemon.h"
 #include "serve/runtime_hooks.h"
-#include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
 #include "topology/node_source.h"
 
@@ -32,33 +30,13 @@ struct ServeOpts {
 void RunServe(const ServeOpts& o, Context& ctx) {
   auto topology = LoadNode(o.flags.node);
   if (!topology.ok()) return ctx.Fail(topology.status());
-  config::KubeletConfig cfg = config::SeedDefault();
-  if (!o.flags.config.empty()) {
-    auto parsed = config::LoadKubeletConfig(o.flags.config);
-    if (!parsed.ok()) return ctx.Fail(parsed.status());
-    bool errors = false;
-    for (const auto& f : parsed->findings) {
-      *ctx.err << "podtopo: " << f.ToString() << "\n";
-      errors |= f.severity == config::Finding::Severity::kError;
-    }
-    if (errors) {
-      ctx.exit_code = kExitBadInput;
-      return;
-    }
-    cfg = std::move(parsed->config);
-  }
+  std::optional<config::KubeletConfig> loaded = LoadConfigFlag(o.flags.config, ctx);
+  if (!loaded.has_value()) return;
+  config::KubeletConfig cfg = std::move(*loaded);
   if (o.qps > 0 && o.burst < 1) {
     return ctx.Fail("--rate-limit-burst: must be at least 1 when --rate-limit-qps is above 0");
   }
-  auto level = spdlog::level::from_str(o.log_level);
-  if (level == spdlog::level::off && o.log_level != "off") {
-    return ctx.Fail(fmt::format("--log-level {:?}: expected trace, debug, info, warn, error or off",
-                                o.log_level));
-  }
-  auto logger = spdlog::get("podtopo");
-  if (logger == nullptr) logger = spdlog::stderr_logger_mt("podtopo");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(level);
+  if (!StartLogging(o.log_level, ctx)) return;
 
   serve::DaemonOptions d;
   d.socket_path = o.socket;
@@ -75,12 +53,8 @@ void RunServe(const ServeOpts& o, Context& ctx) {
     d.hooks = std::move(*hooks);
   }
 
-  // SIGTERM / SIGINT are taken by sigwait below: block them before any thread starts.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // SIGTERM / SIGINT are taken by stop.Wait(): blocked before any thread starts.
+  StopSignals stop;
 
   auto daemon = serve::Daemon::Start(std::move(*topology), std::move(cfg), std::move(d));
   if (!daemon.ok()) return ctx.Fail(daemon.status());
@@ -89,13 +63,10 @@ void RunServe(const ServeOpts& o, Context& ctx) {
     return ctx.Fail(s);
   }
   spdlog::info("ready: watching {}", o.pods_dir);
-  int sig = 0;
-  while (sigwait(&signals, &sig) != 0) {
-  }
-  spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  stop.Wait();
   (*daemon)->Stop();
   spdlog::info("stopped");
-  logger->flush();
+  spdlog::default_logger()->flush();
 }
 
 }  // namespace

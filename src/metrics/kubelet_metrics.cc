@@ -208,8 +208,7 @@ void KubeletMetrics::RecordPodResourcesRequest(const std::string& version,
   }
 }
 
-absl::StatusOr<std::unique_ptr<prometheus::Exposer>> Expose(
-    const std::string& address, std::shared_ptr<prometheus::Registry> registry) {
+absl::StatusOr<std::string> ListenAddress(const std::string& address) {
   std::string addr = address;
   if (!addr.empty() && addr[0] == ':') addr = "127.0.0.1" + addr;
   if (addr.find(':') == std::string::npos) addr = "127.0.0.1:" + addr;
@@ -219,13 +218,20 @@ absl::StatusOr<std::unique_ptr<prometheus::Exposer>> Expose(
     return absl::InvalidArgumentError(
         fmt::format("--metrics-addr {:?}: expected HOST:PORT, e.g. 127.0.0.1:9101", address));
   }
+  return addr;
+}
+
+absl::StatusOr<std::unique_ptr<prometheus::Exposer>> Expose(
+    const std::string& address, std::shared_ptr<prometheus::Registry> registry) {
+  auto addr = ListenAddress(address);
+  if (!addr.ok()) return addr.status();
   try {
-    auto exposer = std::make_unique<prometheus::Exposer>(addr, 1);
+    auto exposer = std::make_unique<prometheus::Exposer>(*addr, 1);
     exposer->RegisterCollectable(registry);
     return exposer;
   } catch (const std::exception& e) {
     return absl::UnavailableError(
-        fmt::format("--metrics-addr {}: cannot serve metrics: {}", addr, e.what()));
+        fmt::format("--metrics-addr {}: cannot serve metrics: {}", *addr, e.what()));
   }
 }
 

@@ -64,6 +64,10 @@ class KubeletMetrics {
   bool pod_level_;
 };
 
+// The address to listen on for a --metrics-addr value: "HOST:PORT" as given, ":PORT" and "PORT"
+// on 127.0.0.1. Error (kInvalidArgument): no valid port, naming the flag and the value.
+absl::StatusOr<std::string> ListenAddress(const std::string& address);
+
 // Serves GET /metrics on `address` ("HOST:PORT"; ":PORT" or "PORT" bind 127.0.0.1).
 // Errors: a malformed address, or the port cannot be bound (kUnavailable, naming the address).
 absl::StatusOr<std::unique_ptr<prometheus::Exposer>> Expose(

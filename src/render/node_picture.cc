@@ -864,6 +864,17 @@ NodePicture BuildNodePicture(const Node& node, const std::vector<PodAllocation>&
   return BuildPicture(node.topology(), pools);
 }
 
+NodePicture BuildObservedPicture(const NodeTopology& topology, const ObservedNode& observed) {
+  Pools pools;
+  pools.with_allocations = true;
+  pools.default_set = observed.default_set;
+  pools.reserved = observed.reserved;
+  pools.memory = observed.memory;
+  pools.pods = observed.pods;
+  pools.subheading = observed.subheading;
+  return BuildPicture(topology, pools);
+}
+
 std::string RenderSvg(const NodePicture& picture) { return Svg(picture); }
 
 std::string RenderHtml(const NodePicture& pic) {

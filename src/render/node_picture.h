@@ -32,6 +32,7 @@
 #define PODTOPO_RENDER_NODE_PICTURE_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -143,6 +144,19 @@ NodePicture BuildTopologyPicture(const NodeTopology& topology);
 // The picture of a node with its pools and `pods` (AdmittedPods(), or admit's results with
 // rejected pods, which appear in the legend only).
 NodePicture BuildNodePicture(const Node& node, const std::vector<PodAllocation>& pods);
+
+// What an observer of a running node knows (`podtopo agent`, from the kubelet's PodResources
+// API): its pools and its pods, without the kubelet's configuration or hints. Pods are drawn
+// as admitted; their containers' assignments say who is exclusive and who shares the pod's
+// pool (PodAllocation::cpus is the pod's bubble, empty for a pod without one).
+struct ObservedNode {
+  CpuSet default_set;
+  CpuSet reserved;
+  std::map<int, std::map<std::string, Node::MemoryTableView>> memory;  // allocatable, pinned
+  std::vector<PodAllocation> pods;
+  std::string subheading;
+};
+NodePicture BuildObservedPicture(const NodeTopology& topology, const ObservedNode& observed);
 
 // The SVG document (one line per element, ending with a newline).
 std::string RenderSvg(const NodePicture& picture);

@@ -11,6 +11,7 @@
 #include "grpcpp/security/credentials.h"
 #include "podresources/v1/api.grpc.pb.h"
 #include "serve/test_util.h"
+#include "testing/process.h"
 #include "testing/testing.h"
 
 namespace podtopo::serve {
@@ -19,30 +20,8 @@ namespace {
 using testutil::TempDir;
 using testutil::WaitFor;
 
-pid_t Spawn(const std::vector<std::string>& args, const std::string& log) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    FILE* f = freopen(log.c_str(), "w", stderr);
-    (void)f;
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-int WaitExit(pid_t pid) {
-  int status = 0;
-  for (int i = 0; i < 2000; ++i) {
-    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    usleep(10000);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  return -2;
-}
+using ::podtopo::testing::SpawnProcess;
+using ::podtopo::testing::WaitExit;
 
 TEST(ServeBinaryTest, ServesOn0600SocketAndShutsDownGracefullyOnSigterm) {
   TempDir dir;
@@ -52,7 +31,7 @@ TEST(ServeBinaryTest, ServesOn0600SocketAndShutsDownGracefullyOnSigterm) {
   testutil::WriteManifest(pods, "mixed.yaml",
                           *ReadFile(::podtopo::testing::SourceDir() +
                                     "/docs/examples/pod-scope-mixed.yaml"));
-  pid_t pid = Spawn({PODTOPO_BINARY, "serve", "--socket", socket, "--pods-dir", pods,
+  pid_t pid = SpawnProcess({PODTOPO_BINARY, "serve", "--socket", socket, "--pods-dir", pods,
                      "--state-dir", dir.path() + "/state"},
                     dir.path() + "/log");
   auto stub = v1::PodResourcesLister::NewStub(
@@ -79,7 +58,7 @@ TEST(ServeBinaryTest, ServesOn0600SocketAndShutsDownGracefullyOnSigterm) {
 
 TEST(ServeBinaryTest, BadFlagsExitOneNamingTheFlag) {
   TempDir dir;
-  pid_t pid = Spawn({PODTOPO_BINARY, "serve", "--socket", dir.path() + "/s.sock", "--pods-dir",
+  pid_t pid = SpawnProcess({PODTOPO_BINARY, "serve", "--socket", dir.path() + "/s.sock", "--pods-dir",
                      dir.path() + "/pods", "--metrics-addr", "127.0.0.1:nope"},
                     dir.path() + "/log");
   EXPECT_EQ(WaitExit(pid), 1);

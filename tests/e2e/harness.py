@@ -13,7 +13,6 @@ runc leaves under every /sys/fs/cgroup/*/<cgroup root>, shim sockets, and files.
     env.teardown(); assert not env.leaks()
 """
 import glob
-import hashlib
 import io
 import json
 import os
@@ -22,6 +21,10 @@ import signal
 import subprocess
 import sys
 import tarfile
+
+# The OCI layout writer of scripts/image.py (the podtopo image), shared with the busybox image.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import image as oci_image  # noqa: E402
 import tempfile
 import time
 
@@ -79,14 +82,6 @@ def generate_stubs(proto_root, out_dir):
     return cri_pb2, cri_grpc, pr_pb2, pr_grpc
 
 
-def _tar_add_bytes(tar, name, data, mode=0o644):
-    info = tarfile.TarInfo(name)
-    info.size = len(data)
-    info.mode = mode
-    info.mtime = 0
-    tar.addfile(info, io.BytesIO(data))
-
-
 def build_busybox_image(path, name=IMAGE):
     """Writes an OCI layout tar holding one image: busybox-static plus applet symlinks."""
     layer_buf = io.BytesIO()
@@ -97,44 +92,16 @@ def build_busybox_image(path, name=IMAGE):
             info.mode = 0o1777 if d == "tmp" else 0o755
             layer.addfile(info)
         with open(BUSYBOX, "rb") as f:
-            _tar_add_bytes(layer, "bin/busybox", f.read(), 0o755)
+            oci_image.add_bytes(layer, "bin/busybox", f.read(), 0o755)
         for applet in APPLETS:
             info = tarfile.TarInfo("bin/" + applet)
             info.type = tarfile.SYMTYPE
             info.linkname = "busybox"
             layer.addfile(info)
-        _tar_add_bytes(layer, "etc/passwd", b"root:x:0:0:root:/:/bin/sh\n")
-        _tar_add_bytes(layer, "etc/group", b"root:x:0:\n")
-    layer_bytes = layer_buf.getvalue()
-    layer_digest = hashlib.sha256(layer_bytes).hexdigest()
-    config = json.dumps({
-        "architecture": "amd64", "os": "linux",
-        "config": {"Cmd": ["/bin/sleep", "infinity"], "Env": ["PATH=/bin"]},
-        "rootfs": {"type": "layers", "diff_ids": ["sha256:" + layer_digest]},
-    }, sort_keys=True).encode()
-    config_digest = hashlib.sha256(config).hexdigest()
-    manifest = json.dumps({
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
-                   "digest": "sha256:" + config_digest, "size": len(config)},
-        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar",
-                    "digest": "sha256:" + layer_digest, "size": len(layer_bytes)}],
-    }, sort_keys=True).encode()
-    manifest_digest = hashlib.sha256(manifest).hexdigest()
-    index = json.dumps({
-        "schemaVersion": 2,
-        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
-                       "digest": "sha256:" + manifest_digest, "size": len(manifest),
-                       "platform": {"architecture": "amd64", "os": "linux"},
-                       "annotations": {"io.containerd.image.name": name}}],
-    }).encode()
-    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as tar:
-        _tar_add_bytes(tar, "oci-layout", b'{"imageLayoutVersion":"1.0.0"}')
-        _tar_add_bytes(tar, "index.json", index)
-        for digest, data in ((layer_digest, layer_bytes), (config_digest, config),
-                             (manifest_digest, manifest)):
-            _tar_add_bytes(tar, f"blobs/sha256/{digest}", data)
+        oci_image.add_bytes(layer, "etc/passwd", b"root:x:0:0:root:/:/bin/sh\n")
+        oci_image.add_bytes(layer, "etc/group", b"root:x:0:\n")
+    oci_image.write_oci_layout(path, name, layer_buf.getvalue(),
+                               {"Cmd": ["/bin/sleep", "infinity"], "Env": ["PATH=/bin"]})
 
 
 CONFIG = """version = 2

@@ -1,0 +1,67 @@
+// The metrics of `podtopo agent` (Prometheus text, prometheus-cpp's serializer), built from the
+// last poll at every scrape, so that a family disappears with the pod or the fault that made it.
+// Every family has HELP and TYPE; names follow the Prometheus conventions (snake_case, base
+// units, `_total` counters, `_bytes` sizes):
+//
+//   podtopo_pod_cpus{namespace,pod}                        gauge  CPUs the pod holds for itself
+//       (pod-level cpu_ids, else the union of its containers' exclusive cpu_ids), counted once
+//   podtopo_pod_memory_bytes{namespace,pod,type}           gauge  pinned memory, counted once
+//   podtopo_numa_capacity_cpus{numa_node}                  gauge
+//   podtopo_numa_allocatable_cpus{numa_node}               gauge
+//   podtopo_numa_available_cpus{numa_node}                 gauge
+//   podtopo_numa_memory_capacity_bytes{numa_node,type}     gauge  memory and hugepages-*
+//   podtopo_numa_memory_allocatable_bytes{numa_node,type}  gauge
+//   podtopo_numa_memory_available_bytes{numa_node,type}    gauge
+//   podtopo_podresources_up                                gauge  1 when the last poll succeeded
+//   podtopo_polls_total                                    counter
+//   podtopo_scrape_errors_total{call}                      counter  connect | list |
+//       get_allocatable | malformed | checkpoint
+//   podtopo_last_successful_poll_timestamp_seconds         gauge
+//   podtopo_checkpoint_kubelet_would_start                 gauge  1 when the kubelet would
+//       start with the checkpoints of --kubelet-dir (state check), 0 when not (--kubelet-dir)
+//   podtopo_checkpoint_findings{file,severity}             gauge  (--kubelet-dir)
+// The pod and NUMA families are present only while the last poll succeeded.
+//
+// Example:
+//   AgentStatus s; s.up = true; s.observation = &o; s.zones = &zones;
+//   std::string text = RenderMetricsText(s);
+#ifndef PODTOPO_AGENT_AGENT_METRICS_H_
+#define PODTOPO_AGENT_AGENT_METRICS_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agent/observation.h"
+
+namespace prometheus {
+struct MetricFamily;
+}
+
+namespace podtopo::agent {
+
+struct CheckpointHealth {
+  bool kubelet_starts = false;
+  std::map<std::pair<std::string, std::string>, int> findings;  // (file, severity) -> count
+};
+
+struct AgentStatus {
+  bool up = false;
+  const Observation* observation = nullptr;  // the current poll; nullptr after a failed one
+  const std::vector<ZoneAccount>* zones = nullptr;
+  uint64_t polls = 0;
+  std::map<std::string, uint64_t> errors;  // call -> failures
+  double last_success_seconds = 0;         // unix time; 0 = never
+  std::optional<CheckpointHealth> checkpoint;  // nullopt without --kubelet-dir or on error
+  bool checkpoint_checked = false;             // --kubelet-dir given
+};
+
+std::vector<prometheus::MetricFamily> AgentMetricFamilies(const AgentStatus& status);
+std::string RenderMetricsText(const AgentStatus& status);
+
+}  // namespace podtopo::agent
+
+#endif  // PODTOPO_AGENT_AGENT_METRICS_H_

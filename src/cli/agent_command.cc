@@ -1,0 +1,100 @@
+// podtopo agent: the node agent (docs/agent.md).
+#include <optional>
+#include <unistd.h>
+
+#include <ostream>
+
+#include "CLI/CLI.hpp"
+#include "agent/agent.h"
+#include "cli/cli.h"
+#include "cli/daemon_run.h"
+#include "cli/node_flags.h"
+#include "client/podresources_client.h"
+#include "spdlog/spdlog.h"
+#include "topology/node_source.h"
+#include "config/duration.h"
+
+namespace podtopo::cli {
+namespace {
+
+struct AgentFlags {
+  std::string socket = client::kDefaultSocket;
+  std::string node = "local";
+  std::string config;
+  std::string kubelet_dir;
+  std::string metrics_addr;
+  std::string nrt_out;
+  std::string nrt_name;
+  std::string interval = "10s";
+  std::string log_level = "info";
+};
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "localhost";
+  return buf;
+}
+
+void RunAgent(const AgentFlags& f, Context& ctx) {
+  auto interval = config::Duration::Parse(f.interval);
+  if (!interval.ok() || interval->nanos() < config::Duration::kMillisecond) {
+    return ctx.Fail(fmt::format("--interval {:?}: expected a duration of at least 1ms such as 10s or 500ms",
+                                f.interval));
+  }
+  auto topology = LoadNode(f.node);
+  if (!topology.ok()) return ctx.Fail(topology.status());
+  std::optional<config::KubeletConfig> loaded = LoadConfigFlag(f.config, ctx);
+  if (!loaded.has_value()) return;
+  config::KubeletConfig cfg = std::move(*loaded);
+  if (!StartLogging(f.log_level, ctx)) return;
+  StopSignals stop;  // before the agent's threads start
+
+  agent::AgentOptions o;
+  o.socket = f.socket;
+  o.listen = f.metrics_addr;
+  o.nrt_out = f.nrt_out;
+  o.nrt_name = f.nrt_name.empty() ? HostName() : f.nrt_name;
+  o.kubelet_dir = f.kubelet_dir;
+  o.interval = std::chrono::milliseconds(interval->nanos() / config::Duration::kMillisecond);
+  auto a = agent::Agent::Start(std::move(*topology), std::move(cfg), std::move(o));
+  if (!a.ok()) return ctx.Fail(a.status());
+  spdlog::info("polling {} every {}", f.socket, f.interval);
+  stop.Wait();
+  (*a)->Stop();
+  spdlog::info("stopped");
+  spdlog::default_logger()->flush();
+}
+
+}  // namespace
+
+void AddAgentCommand(CLI::App& app, Context& ctx) {
+  auto f = std::make_shared<AgentFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "agent",
+      "Node agent: poll the kubelet's PodResources API, serve Prometheus metrics, the "
+      "NodeResourceTopology object and the live node picture");
+  cmd->add_option("--podresources-socket", f->socket, "the kubelet's PodResources socket")
+      ->capture_default_str();
+  cmd->add_option("--node", f->node,
+                  "the node's topology (preset:NAME | FILE.json | FILE.xml | sysfs:DIR | local)")
+      ->capture_default_str();
+  cmd->add_option("--config", f->config,
+                  "the kubelet's KubeletConfiguration (reserved CPUs, Topology Manager policy "
+                  "and scope; default: the seed configuration)");
+  cmd->add_option("--kubelet-dir", f->kubelet_dir,
+                  "check cpu_manager_state and memory_manager_state here every interval "
+                  "(podtopo_checkpoint_* metrics)");
+  cmd->add_option("--metrics-addr", f->metrics_addr,
+                  "serve /metrics, /nrt and / on HOST:PORT (:PORT = 127.0.0.1:PORT)")
+      ->required();
+  cmd->add_option("--nrt-out", f->nrt_out,
+                  "write the NodeResourceTopology (v1alpha2) YAML here atomically after every poll");
+  cmd->add_option("--nrt-name", f->nrt_name, "the object's name (default: the host name)");
+  cmd->add_option("--interval", f->interval, "time between polls (Go duration)")
+      ->capture_default_str();
+  cmd->add_option("--log-level", f->log_level, "trace | debug | info | warn | error | off")
+      ->capture_default_str();
+  cmd->callback([f, &ctx] { RunAgent(*f, ctx); });
+}
+
+}  // namespace podtopo::cli

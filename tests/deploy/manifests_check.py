@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""Offline check of deploy/ (no cluster): every document parses and has the fields its kind
+requires (apiVersion, kind, metadata.name; a DaemonSet's selector matching its template's
+labels, containers with name and image, volume mounts naming declared volumes), and the
+agent's DaemonSet keeps its promises:
+  * /var/lib/kubelet/pod-resources, /sys and the kubelet's directory are hostPath mounts,
+    all read-only; nothing else of the host is mounted;
+  * no privilege escalation, not privileged, every capability dropped, read-only root
+    filesystem, RuntimeDefault seccomp; no service account token;
+  * Prometheus scrape annotations name the port the agent listens on;
+  * every flag passed to `podtopo agent` is one `podtopo agent --help` lists;
+  * the image is the one scripts/image.py names for this version.
+
+    manifests_check.py REPO PODTOPO
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+repo, podtopo = sys.argv[1], sys.argv[2]
+errors = []
+
+
+def need(cond, what):
+    if not cond:
+        errors.append(what)
+
+
+docs = []
+for path in sorted(glob.glob(os.path.join(repo, "deploy", "*.yaml"))):
+    with open(path) as f:
+        for i, d in enumerate(yaml.safe_load_all(f)):
+            if d is None:
+                continue
+            where = f"{os.path.basename(path)}[{i}] {d.get('kind')}"
+            need(isinstance(d.get("apiVersion"), str), f"{where}: no apiVersion")
+            need(isinstance(d.get("kind"), str), f"{where}: no kind")
+            need(isinstance(d.get("metadata", {}).get("name"), str), f"{where}: no metadata.name")
+            docs.append((where, d))
+
+daemonsets = [(w, d) for w, d in docs if d["kind"] == "DaemonSet"]
+need(len(daemonsets) == 1, f"expected one DaemonSet, found {len(daemonsets)}")
+where, ds = daemonsets[0]
+need(ds["apiVersion"] == "apps/v1", f"{where}: apiVersion {ds['apiVersion']}")
+spec = ds["spec"]
+tmpl = spec["template"]
+labels = tmpl["metadata"]["labels"]
+for k, v in spec["selector"]["matchLabels"].items():
+    need(labels.get(k) == v, f"{where}: selector {k}={v} does not match the template's labels")
+pod = tmpl["spec"]
+need(pod.get("automountServiceAccountToken") is False, f"{where}: the service account token is mounted")
+need(not pod.get("hostNetwork") and not pod.get("hostPID"), f"{where}: host network or PID namespace")
+volumes = {v["name"]: v for v in pod["volumes"]}
+containers = pod["containers"]
+need(len(containers) == 1, f"{where}: expected one container")
+c = containers[0]
+need(bool(c.get("name")) and bool(c.get("image")), f"{where}: container without name or image")
+
+version = subprocess.run([podtopo, "--version"], capture_output=True, text=True).stdout.split()[1]
+need(c["image"] == f"docker.io/library/podtopo:{version}",
+     f"{where}: image {c['image']} is not scripts/image.py's docker.io/library/podtopo:{version}")
+
+sc = c.get("securityContext", {})
+need(sc.get("allowPrivilegeEscalation") is False, f"{where}: allowPrivilegeEscalation is not false")
+need(sc.get("privileged") in (None, False), f"{where}: privileged")
+need(sc.get("readOnlyRootFilesystem") is True, f"{where}: root filesystem is writable")
+need(sc.get("capabilities", {}).get("drop") == ["ALL"], f"{where}: capabilities not all dropped")
+need(sc.get("seccompProfile", {}).get("type") == "RuntimeDefault", f"{where}: no RuntimeDefault seccomp")
+need(not sc.get("capabilities", {}).get("add"), f"{where}: capabilities added")
+
+host_paths = {}
+for m in c["volumeMounts"]:
+    need(m["name"] in volumes, f"{where}: mount {m['name']} names no volume")
+    v = volumes.get(m["name"], {})
+    if "hostPath" in v:
+        need(m.get("readOnly") is True, f"{where}: host path {v['hostPath']['path']} is mounted writable")
+        host_paths[v["hostPath"]["path"]] = m["mountPath"]
+for required in ("/var/lib/kubelet/pod-resources", "/sys", "/var/lib/kubelet"):
+    need(required in host_paths, f"{where}: {required} is not mounted")
+need(set(host_paths) <= {"/var/lib/kubelet/pod-resources", "/sys", "/var/lib/kubelet"},
+     f"{where}: more of the host is mounted: {sorted(host_paths)}")
+
+args = c["args"]
+need(args[0] == "agent", f"{where}: the container does not run `podtopo agent`")
+help_text = subprocess.run([podtopo, "agent", "--help"], capture_output=True, text=True).stdout
+flags = {}
+for a in args[1:]:
+    m = re.match(r"^(--[a-z-]+)=(.*)$", a)
+    need(m is not None, f"{where}: argument {a!r} is not --flag=value")
+    if m:
+        need(m.group(1) in help_text, f"{where}: podtopo agent has no flag {m.group(1)}")
+        flags[m.group(1)] = m.group(2)
+port = flags.get("--metrics-addr", "").rsplit(":", 1)[-1]
+ann = tmpl["metadata"].get("annotations", {})
+need(ann.get("prometheus.io/scrape") == "true", f"{where}: no prometheus.io/scrape annotation")
+need(ann.get("prometheus.io/port") == port, f"{where}: prometheus.io/port is not the agent's port {port}")
+need(flags.get("--metrics-addr", "").startswith("0.0.0.0:"), f"{where}: metrics only on loopback")
+need(any(p["containerPort"] == int(port or 0) for p in c.get("ports", [])), f"{where}: port {port} not declared")
+sock = flags.get("--podresources-socket", "")
+need(sock.startswith(host_paths.get("/var/lib/kubelet/pod-resources", "?")),
+     f"{where}: --podresources-socket {sock} is not under the pod-resources mount")
+node = flags.get("--node", "")
+need(node == "sysfs:" + host_paths.get("/sys", "?"), f"{where}: --node {node} does not read the /sys mount")
+need(flags.get("--kubelet-dir") == host_paths.get("/var/lib/kubelet"), f"{where}: --kubelet-dir is not the kubelet mount")
+nrt_dir = os.path.dirname(flags.get("--nrt-out", "/nowhere/x"))
+need(any(m["mountPath"] == nrt_dir and "emptyDir" in volumes[m["name"]] for m in c["volumeMounts"]),
+     f"{where}: --nrt-out {flags.get('--nrt-out')} is not on a writable emptyDir (read-only root)")
+
+if errors:
+    print("FAIL:\n  " + "\n  ".join(errors))
+    sys.exit(1)
+print(f"ok: {len(docs)} documents in deploy/; the DaemonSet mounts {sorted(host_paths)} read-only")
