@@ -165,7 +165,9 @@ ProvidersHints Providers34(bool cpu_split) {
 double Product(const ProvidersHints& providers) {
   double product = 1;
   for (const auto& p : providers) {
-    for (const auto& [name, list] : *p) product *= list->size();
+    for (const auto& [name, list] : *p) {
+      product *= list->listed() ? list->hints().size() : list->Enumerate().size();
+    }
   }
   return product;
 }
