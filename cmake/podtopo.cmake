@@ -18,10 +18,11 @@ endfunction()
 
 # podtopo_test(NAME SOURCES a_test.cc b_test.cc [LIBS podtopo_cpuset ...])
 # Builds one GoogleTest executable from tests that sit beside the code they test, and
-# registers every TEST with CTest (label "unit"). Tests find ../shared through
+# registers every TEST with CTest (label "unit"). In a core folder (PODTOPO_IN_CORE) it is
+# skipped when PODTOPO_BUILD_CORE_UNIT_TESTS is off. Tests find ../shared through
 # testing::SharedDir() and the repository through testing::SourceDir().
 function(podtopo_test name)
-  if(NOT PODTOPO_BUILD_TESTS)
+  if(NOT PODTOPO_BUILD_TESTS OR (PODTOPO_IN_CORE AND NOT PODTOPO_BUILD_CORE_UNIT_TESTS))
     return()
   endif()
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
@@ -40,7 +41,7 @@ function(podtopo_test name)
   endif()
   add_executable(${name} ${sources})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} podtopo_testing
-                        GTest::gtest GTest::gmock GTest::gtest_main rapidcheck)
+                        GTest::gtest GTest::gmock GTest::gtest_main rapidcheck Threads::Threads)
   target_precompile_headers(${name} REUSE_FROM podtopo_test_pch)
   include(GoogleTest)
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
