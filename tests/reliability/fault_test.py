@@ -34,7 +34,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 import kill_test  # noqa: E402
-from kill_test import Failure, PodSpec, check  # noqa: E402
+from kill_test import PodSpec  # noqa: E402
+from serve_e2e import Failure, check, poll  # noqa: E402
 
 STATE_FILES = ["cpu_manager_state", "memory_manager_state", "podtopo_pods.json"]
 
@@ -63,11 +64,11 @@ def umount(path):
 class Env:
     """One daemon with its directories and a PodResources client."""
 
-    def __init__(self, args, grpc, pr_pb, pr_grpc, work, user=None):
+    def __init__(self, args, grpc, pr_pb, pr_grpc, work, endpoint=None, cgroup_root=None):
         self.args, self.grpc, self.pr_pb, self.pr_grpc = args, grpc, pr_pb, pr_grpc
         self.work = work
-        self.daemon = kill_test.Daemon(args, work)
-        self.user = user
+        self.daemon = kill_test.daemon(args, work, endpoint, cgroup_root)
+        self.user = None
         self.channel = None
 
     def start(self):
@@ -81,55 +82,64 @@ class Env:
         self.stub = self.pr_grpc.PodResourcesListerStub(self.channel)
         self.list()
 
-    def stop(self):
+    def close(self):
         if self.channel is not None:
             self.channel.close()
             self.channel = None
+
+    def stop(self):
+        self.close()
         self.daemon.stop()
 
     def kill9(self):
-        if self.channel is not None:
-            self.channel.close()
-            self.channel = None
+        self.close()
         self.daemon.kill9()
 
     def alive(self):
-        check(self.daemon.proc.poll() is None,
-              f"the daemon exited ({self.daemon.proc.returncode}):\n" + self.daemon.tail())
+        self.daemon.alive()
+
+    def until(self, what, fn, timeout):
+        """fn() until it is truthy (the daemon must stay alive); Failure naming `what` after
+        `timeout` seconds."""
+        def attempt():
+            self.alive()
+            return fn()
+        v, _ = poll(attempt, timeout, interval=0.05)
+        if not v:
+            raise Failure(f"{what} (after {timeout} s)\n" + self.daemon.tail())
+        return v
 
     def list(self, timeout=20):
-        deadline = time.monotonic() + timeout
-        while True:
-            self.alive()
+        def answer():
             try:
                 return self.stub.List(self.pr_pb.ListPodResourcesRequest(), timeout=5)
-            except self.grpc.RpcError as e:
-                if time.monotonic() > deadline:
-                    raise Failure(f"List does not answer: {e}\n" + self.daemon.tail())
-                time.sleep(0.05)
+            except self.grpc.RpcError:
+                return None
+        return self.until("List does not answer", answer, timeout)
 
     def names(self):
         return sorted(p.name for p in self.list().pod_resources)
 
     def wait_names(self, want, timeout=10):
-        deadline = time.monotonic() + timeout
-        while True:
-            got = self.names()
-            if got == sorted(want):
-                return
-            if time.monotonic() > deadline:
-                raise Failure(f"List reports {got}, expected {sorted(want)}\n" + self.daemon.tail())
-            time.sleep(0.05)
+        self.until(f"List does not report {sorted(want)} (it reports {self.names()})",
+                   lambda: self.names() == sorted(want), timeout)
 
     def wait_log(self, needle, timeout=10):
-        deadline = time.monotonic() + timeout
-        while True:
-            log = open(self.daemon.log_path, errors="replace").read()
-            if needle in log:
-                return log
-            if time.monotonic() > deadline:
-                raise Failure(f"the log never said {needle!r}:\n" + self.daemon.tail())
-            time.sleep(0.05)
+        def said():
+            with open(self.daemon.log_path, errors="replace") as f:
+                return needle in f.read()
+        self.until(f"the log never said {needle!r}", said, timeout)
+
+    def write_refused(self, name, error, before, names):
+        """Adds pod `name` while writes fail with `error`: the log says it, the daemon lives,
+        List still reports `names` and the state files are still `before`."""
+        self.write_pod(name)
+        self.wait_log(error)
+        time.sleep(0.3)
+        self.alive()
+        check(self.names() == names, f"{error}: List reports {self.names()}, expected {names}")
+        check(self.state_bytes() == before, f"{error}: the state files changed although the "
+              "write failed")
 
     def write_pod(self, name, cpu=2, label=0):
         spec = PodSpec(name, "guaranteed", cpu, label=label)
@@ -182,13 +192,8 @@ def full_fs(env):
             pass
         finally:
             os.close(fd)
-        env.write_pod("b")
-        env.wait_log("No space left on device")
+        env.write_refused("b", "No space left on device", before, ["a"])
         env.wait_log("pod default/b not admitted")
-        time.sleep(0.3)
-        env.alive()
-        check(env.names() == ["a"], f"after ENOSPC List reports {env.names()}, expected ['a']")
-        check(env.state_bytes() == before, "the state files changed although the write failed")
         os.unlink(filler)
         env.check_disk()
         # Space is back: the next change is written, and the failed pod holds nothing.
@@ -214,12 +219,7 @@ def read_only(env):
         r = run(["mount", "-o", "remount,ro", env.daemon.state])
         if r.returncode != 0:
             raise Skip(f"cannot remount {env.daemon.state} read-only: {r.stderr.strip()}")
-        env.write_pod("b")
-        env.wait_log("Read-only file system")
-        time.sleep(0.3)
-        env.alive()
-        check(env.names() == ["a"], f"read-only: List reports {env.names()}, expected ['a']")
-        check(env.state_bytes() == before, "the state files changed on a read-only file system")
+        env.write_refused("b", "Read-only file system", before, ["a"])
         os.unlink(os.path.join(env.daemon.pods, "a.yaml"))  # a release fails to be written too
         env.wait_log("pod default/a")
         time.sleep(0.3)
@@ -249,12 +249,7 @@ def permission(env):
         env.wait_names(["a"])
         before = env.state_bytes()
         os.chmod(env.daemon.state, 0o500)
-        env.write_pod("b")
-        env.wait_log("Permission denied")
-        time.sleep(0.3)
-        env.alive()
-        check(env.names() == ["a"], f"permission denied: List reports {env.names()}")
-        check(env.state_bytes() == before, "the state files changed without write permission")
+        env.write_refused("b", "Permission denied", before, ["a"])
         os.chmod(env.daemon.state, 0o700)
         env.write_pod("c")
         env.wait_names(["a", "c"])

@@ -17,6 +17,7 @@ answers, the checks run:
   * allocations survive: a pod whose manifest was not touched since the last check keeps
     exactly its CPUs and memory;
   * Get answers each pod as List does;
+  * no temporary file of a killed daemon's state write is left (the restart removes them);
   * with --cri (a private containerd, as tests/e2e): no pod has two ready sandboxes, no sandbox
     two containers of one name (a smaller count is fine: containers may still be starting).
 Prints one line per 50 kills and a summary "kills: N, rounds verified: N, lost: 0, duplicated: 0".
@@ -26,8 +27,6 @@ import argparse
 import os
 import random
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -36,36 +35,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 
-CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-featureGates:
-  PodLevelResources: true
-  PodLevelResourceManagers: true
-cpuManagerPolicy: static
-cpuManagerReconcilePeriod: 1s
-memoryManagerPolicy: Static
-topologyManagerPolicy: single-numa-node
-topologyManagerScope: pod
-systemReserved:
-  cpu: "1"
-  memory: 1Gi
-evictionHard:
-  memory.available: 100Mi
-reservedMemory:
-  - numaNode: 0
-    limits:
-      memory: 1124Mi
-"""
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
-
+import serve_e2e  # noqa: E402  (tests/e2e: the daemon and the check helpers)
+from serve_e2e import Failure, check  # noqa: E402
 
 # ---- the pod pool -------------------------------------------------------------------------
 
@@ -117,71 +88,19 @@ def pool(cri):
     return [PodSpec(f"p{i}", kinds[i % 3], 2 + i % 2) for i in range(9)]
 
 
-# ---- the daemon -----------------------------------------------------------------------------
+def daemon(args, work, endpoint=None, cgroup_root=None):
+    """`podtopo serve` on `work` as every reliability test runs it: no rate limit, warnings
+    only; on the private containerd (--node local) with `endpoint`, else on preset:demo."""
+    return serve_e2e.Serve(args.podtopo, work, endpoint, cgroup_root,
+                           node="local" if endpoint else "preset:demo",
+                           flags=["--rate-limit-qps", "0", "--log-level", "warn"], metrics=False)
 
-class Daemon:
-    def __init__(self, args, work, endpoint=None, cgroup_root=None):
-        self.args = args
-        self.socket = os.path.join(work, "kubelet.sock")
-        self.pods = os.path.join(work, "pods")
-        self.state = os.path.join(work, "state")
-        self.config = os.path.join(work, "kubelet-config.yaml")
-        self.log_path = os.path.join(work, "serve.log")
-        self.endpoint = endpoint
-        self.cgroup_root = cgroup_root
-        self.proc = None
-        self.user = None  # run as this uid (and gid) when set
-        os.makedirs(self.pods, exist_ok=True)
-        os.makedirs(self.state, exist_ok=True)
-        with open(self.config, "w") as f:
-            f.write(CONFIG)
 
-    def start(self):
-        # The killed daemon's socket stays behind; the new one replaces it. Removing it here
-        # lets wait_socket() see the new daemon's.
-        if os.path.exists(self.socket):
-            os.unlink(self.socket)
-        cmd = [self.args.podtopo, "serve", "--socket", self.socket, "--config", self.config,
-               "--state-dir", self.state, "--pods-dir", self.pods, "--rate-limit-qps", "0",
-               "--log-level", "warn"]
-        env = dict(os.environ)
-        if self.endpoint:
-            cmd += ["--node", "local", "--cri", self.endpoint]
-            env.update(PODTOPO_CGROUP_ROOT=self.cgroup_root, PODTOPO_STOP_GRACE="0")
-        else:
-            cmd += ["--node", "preset:demo"]
-        as_user = {} if self.user is None else {"user": self.user, "group": self.user}
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                         start_new_session=True, **as_user)
-
-    def wait_socket(self, timeout=30):
-        deadline = time.monotonic() + timeout
-        while not os.path.exists(self.socket):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise Failure(f"the daemon did not create its socket (exit {self.proc.poll()}):\n"
-                              + self.tail())
-            time.sleep(0.005)
-
-    def kill9(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=30)
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.kill9()
-
-    def tail(self, n=30):
-        try:
-            with open(self.log_path, errors="replace") as f:
-                return "".join(f.readlines()[-n:])
-        except OSError:
-            return ""
+def stale_temporary_files(state_dir, writer_pid=None):
+    """WriteFileAtomically's temporary files in the state dir, but for those of `writer_pid`
+    (a live daemon may be writing)."""
+    return sorted(n for n in os.listdir(state_dir) if ".tmp-" in n
+                  and (writer_pid is None or not n.endswith(f".tmp-{writer_pid}")))
 
 
 # ---- the test -------------------------------------------------------------------------------
@@ -192,14 +111,14 @@ class KillTest:
         self.pr_pb, self.pr_grpc, self.grpc = pr_pb, pr_grpc, grpc
         self.rng = random.Random(args.seed)
         self.cri_env, self.cri_pb, self.cri = cri_env, cri_pb, cri
-        self.daemon = Daemon(args, work, cri_env.endpoint if cri_env else None,
+        self.daemon = daemon(args, work, cri_env.endpoint if cri_env else None,
                              cri_env.cgroup_root if cri_env else None)
         self.specs = {s.name: s for s in pool(cri_env is not None)}
         self.present = {}        # name -> PodSpec currently in the pods dir
         self.touched = set()     # names written or removed since the last check
         self.last = {}           # name -> (cpu_ids, memory) at the last check
         self.stats = {"kills": 0, "verified": 0, "ops": 0, "calls": 0, "call_errors": 0,
-                      "lost": 0, "duplicated": 0}
+                      "lost": 0, "duplicated": 0, "temps_left": 0}
         self.stop_churn = threading.Event()
 
     # manifests
@@ -246,7 +165,6 @@ class KillTest:
 
     # clients
     def stub(self):
-        self.daemon.wait_socket()
         ch = self.grpc.insecure_channel("unix://" + self.daemon.socket, options=[
             ("grpc.initial_reconnect_backoff_ms", 20), ("grpc.min_reconnect_backoff_ms", 20),
             ("grpc.max_reconnect_backoff_ms", 100)])
@@ -327,6 +245,8 @@ class KillTest:
 
     def verify(self, stub):
         resp = self.settled(stub)
+        stale = stale_temporary_files(self.daemon.state, self.daemon.proc.pid)
+        check(not stale, f"temporary files of a killed daemon left after the restart: {stale}")
         held = {}
         for p in resp.pod_resources:
             spec = self.present[p.name]
@@ -396,6 +316,9 @@ class KillTest:
             time.sleep(self.rng.random() * 0.4)
             self.daemon.kill9()
             self.stats["kills"] += 1
+            # A kill in the middle of a state write leaves its temporary file; the next start
+            # must remove it (verify checks).
+            self.stats["temps_left"] += len(stale_temporary_files(self.daemon.state))
             self.stop_churn.set()
             for t in threads:
                 t.join()
@@ -423,7 +346,8 @@ class KillTest:
         s = self.stats
         print(f"kill_test: kills: {s['kills']}, rounds verified: {s['verified']}, manifest "
               f"changes: {s['ops']}, calls answered: {s['calls']} (errors while killing/"
-              f"restarting: {s['call_errors']}), lost: {s['lost']}, duplicated: "
+              f"restarting: {s['call_errors']}), temporary files left by a kill and removed at "
+              f"restart: {s['temps_left']}, lost: {s['lost']}, duplicated: "
               f"{s['duplicated']}, {time.monotonic() - t0:.1f} s", flush=True)
 
 
