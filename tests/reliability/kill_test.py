@@ -36,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 
 import serve_e2e  # noqa: E402  (tests/e2e: the daemon and the check helpers)
+from harness import IMAGE  # noqa: E402  (the busybox image of the private containerd)
 from serve_e2e import Failure, check  # noqa: E402
 
 # ---- the pod pool -------------------------------------------------------------------------
@@ -54,15 +55,15 @@ class PodSpec:
             return ("apiVersion: v1\nkind: Pod\n" + meta + "spec:\n"
                     f"  resources: {{requests: {{cpu: \"{self.cpu}\", memory: 512Mi}}, "
                     f"limits: {{cpu: \"{self.cpu}\", memory: 512Mi}}}}\n"
-                    "  initContainers:\n  - {name: side, image: busybox, restartPolicy: Always}\n"
-                    "  containers:\n  - name: app\n    image: busybox\n"
+                    f"  initContainers:\n  - {{name: side, image: {IMAGE}, restartPolicy: Always}}\n"
+                    f"  containers:\n  - name: app\n    image: {IMAGE}\n"
                     f"    resources: {{limits: {{cpu: \"1\", memory: {mem}}}}}\n")
         if self.kind == "guaranteed":
             return ("apiVersion: v1\nkind: Pod\n" + meta + "spec:\n  containers:\n"
-                    "  - name: app\n    image: busybox\n"
+                    f"  - name: app\n    image: {IMAGE}\n"
                     f"    resources: {{limits: {{cpu: \"{self.cpu}\", memory: {mem}}}}}\n")
         return ("apiVersion: v1\nkind: Pod\n" + meta + "spec:\n  containers:\n"
-                "  - name: app\n    image: busybox\n"
+                f"  - name: app\n    image: {IMAGE}\n"
                 f"    resources: {{requests: {{cpu: {self.cpu * 100}m, memory: 64Mi}}}}\n")
 
     def containers(self):
@@ -101,6 +102,44 @@ def stale_temporary_files(state_dir, writer_pid=None):
     (a live daemon may be writing)."""
     return sorted(n for n in os.listdir(state_dir) if ".tmp-" in n
                   and (writer_pid is None or not n.endswith(f".tmp-{writer_pid}")))
+
+
+def cri_duplicates(cri, pb):
+    """What the CRI runtime runs twice: a pod with two ready sandboxes, a sandbox with two
+    live containers of one name. [] when nothing is duplicated."""
+    problems = []
+    ready = {}
+    for sb in cri.ListPodSandbox(pb.ListPodSandboxRequest(), timeout=10).items:
+        if sb.state == pb.SANDBOX_READY:
+            uid = sb.labels.get("io.kubernetes.pod.uid", "")
+            if uid in ready:
+                problems.append(f"pod {sb.metadata.name}: two ready sandboxes {ready[uid]} and "
+                                f"{sb.id[:13]}")
+            ready[uid] = sb.id[:13]
+    seen = set()
+    for c in cri.ListContainers(pb.ListContainersRequest(), timeout=10).containers:
+        if c.state in (pb.CONTAINER_CREATED, pb.CONTAINER_RUNNING):
+            key = (c.pod_sandbox_id, c.metadata.name)
+            if key in seen:
+                problems.append(f"sandbox {c.pod_sandbox_id[:13]}: two live containers named "
+                                f"{c.metadata.name}")
+            seen.add(key)
+    return problems
+
+
+def start_containerd(cri_pb, cri_grpc, cgroup_root):
+    """A private containerd (tests/e2e/harness.py) with the busybox image; (env, CRI stub).
+    Raises harness.Skip with the reason when it cannot run here."""
+    import harness
+    env = harness.PrivateContainerd.create(cgroup_root=cgroup_root)
+    env.stubs = (cri_pb, cri_grpc)
+    try:
+        env.start()
+        env.import_image()
+        return env, env.cri(cri_grpc)
+    except Exception:
+        env.teardown()
+        raise
 
 
 # ---- the test -------------------------------------------------------------------------------
@@ -285,23 +324,8 @@ class KillTest:
         self.stats["verified"] += 1
 
     def verify_cri(self):
-        pb = self.cri_pb
-        sandboxes = self.cri.ListPodSandbox(pb.ListPodSandboxRequest(), timeout=10).items
-        ready = {}
-        for sb in sandboxes:
-            if sb.state == pb.SANDBOX_READY:
-                uid = sb.labels.get("io.kubernetes.pod.uid", "")
-                check(uid not in ready, f"pod {sb.metadata.name}: two ready sandboxes "
-                      f"{ready.get(uid)} and {sb.id[:13]}")
-                ready[uid] = sb.id[:13]
-        containers = self.cri.ListContainers(pb.ListContainersRequest(), timeout=10).containers
-        seen = {}
-        for c in containers:
-            if c.state in (pb.CONTAINER_CREATED, pb.CONTAINER_RUNNING):
-                key = (c.pod_sandbox_id, c.metadata.name)
-                check(key not in seen, f"sandbox {c.pod_sandbox_id[:13]}: two live containers "
-                      f"named {c.metadata.name}")
-                seen[key] = c.id
+        problems = cri_duplicates(self.cri, self.cri_pb)
+        check(not problems, "; ".join(problems))
 
     def round(self, index):
         self.daemon.start()
@@ -380,14 +404,10 @@ def main():
         cri = None
         if args.cri:
             try:
-                env = harness.PrivateContainerd.create(cgroup_root=f"podtopo-kill-{os.getpid()}")
+                env, cri = start_containerd(cri_pb, cri_grpc, f"podtopo-kill-{os.getpid()}")
             except harness.Skip as e:
                 print(f"SKIP: {e}", flush=True)
                 return 77
-            env.stubs = (cri_pb, cri_grpc)
-            env.start()
-            env.import_image()
-            cri = env.cri(cri_grpc)
         else:
             cri_pb = None
         test = KillTest(args, pr_pb, pr_grpc, grpc, os.path.join(work, "serve"), env, cri_pb, cri)
