@@ -374,11 +374,11 @@ def main():
     ap.add_argument("--seed", type=int, default=int(time.time()))
     args = ap.parse_args()
     print(f"fault_test: seed {args.seed}", flush=True)
-    try:
-        import grpc
-    except ImportError as e:
-        print(f"SKIP: python grpc missing ({e}); run with /usr/bin/python3")
+    reason = kill_test.grpc_missing()
+    if reason:
+        print(f"SKIP: {reason}", flush=True)
         return 77
+    import grpc
     import harness
     base = tempfile.mkdtemp(prefix="podtopo-faults-")
     os.chmod(base, 0o755)

@@ -54,7 +54,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+import kill_test  # noqa: E402
 import serve_e2e  # noqa: E402
 from serve_e2e import Failure, check, measure  # noqa: E402
 
@@ -583,15 +585,12 @@ def main():
     ap.add_argument("--seed", type=int, default=int(time.time()))
     args = ap.parse_args()
     print(f"grpc_surface_test: seed {args.seed}", flush=True)
-    try:
-        import grpc
-    except ImportError as e:
-        print(f"SKIP: python grpc missing ({e}); run with /usr/bin/python3", flush=True)
+    reason = kill_test.grpc_missing()
+    if reason:
+        print(f"SKIP: {reason}", flush=True)
         return 77
+    import grpc
     import harness
-    if shutil.which("protoc") is None or shutil.which("grpc_python_plugin") is None:
-        print("SKIP: protoc or grpc_python_plugin not found", flush=True)
-        return 77
     if args.load_bin and not os.access(args.load_bin, os.X_OK):
         print(f"FAIL: --load-bin {args.load_bin} is not an executable", flush=True)
         return 1

@@ -127,6 +127,18 @@ def cri_duplicates(cri, pb):
     return problems
 
 
+def grpc_missing():
+    """Why the reliability tests cannot call gRPC here, or None: python grpc (Debian's, under
+    /usr/bin/python3), protoc and grpc_python_plugin (for the stubs)."""
+    try:
+        import grpc  # noqa: F401
+    except ImportError as e:
+        return f"python grpc missing ({e}); run with /usr/bin/python3"
+    if shutil.which("protoc") is None or shutil.which("grpc_python_plugin") is None:
+        return "protoc or grpc_python_plugin not found"
+    return None
+
+
 def start_containerd(cri_pb, cri_grpc, cgroup_root):
     """A private containerd (tests/e2e/harness.py) with the busybox image; (env, CRI stub).
     Raises harness.Skip with the reason when it cannot run here."""
@@ -385,15 +397,12 @@ def main():
     ap.add_argument("--work", help="keep the work directory here (default: a temp dir, removed)")
     args = ap.parse_args()
     print(f"kill_test: seed {args.seed}", flush=True)
-    try:
-        import grpc
-    except ImportError as e:
-        print(f"SKIP: python grpc missing ({e}); run with /usr/bin/python3", flush=True)
+    reason = grpc_missing()
+    if reason:
+        print(f"SKIP: {reason}", flush=True)
         return 77
+    import grpc
     import harness
-    if shutil.which("protoc") is None or shutil.which("grpc_python_plugin") is None:
-        print("SKIP: protoc or grpc_python_plugin not found", flush=True)
-        return 77
     work = args.work or tempfile.mkdtemp(prefix="podtopo-kill-")
     os.makedirs(work, exist_ok=True)
     env = None
