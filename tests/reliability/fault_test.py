@@ -38,7 +38,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 import kill_test  # noqa: E402
 from kill_test import PodSpec  # noqa: E402
-from serve_e2e import Failure, check, poll  # noqa: E402
+from serve_e2e import Failure, check, metric_value, poll  # noqa: E402
 
 STATE_FILES = ["cpu_manager_state", "memory_manager_state", "podtopo_pods.json"]
 
@@ -74,7 +74,8 @@ class Env:
         self.runtime = runtime
         containerd = runtime[0] if runtime else None
         self.daemon = kill_test.daemon(args, work, containerd and containerd.endpoint,
-                                       containerd and containerd.cgroup_root)
+                                       containerd and containerd.cgroup_root,
+                                       metrics=containerd is not None)
         self.user = None
         self.channel = None
 
@@ -333,6 +334,11 @@ def cri_killed(env):
                          if c.state == pb.CONTAINER_RUNNING and c.pod_sandbox_id in ready)
         return sorted(ready.values()) == sorted(names) and running == sorted(names)
 
+    def runtime_up(want):
+        """podtopo_runtime_up is `want`: the daemon has noticed (not containerd's shims, which
+        outlive containerd and keep the pods running)."""
+        return metric_value(env.daemon.metrics(), "podtopo_runtime_up") == want
+
     env.start()
     try:
         names = ["a", "b"]
@@ -340,6 +346,7 @@ def cri_killed(env):
             env.write_pod(n, cpu=1, kind="burstable")
         env.until(f"pods {names} never ran on containerd", lambda: pods_run(names), 60)
         for i in range(3):
+            env.until("podtopo_runtime_up is not 1", lambda: runtime_up(1), 20)
             since = env.log_size()
             if i == 1:  # this kill lands while pod c is being started
                 names.append("c")
@@ -348,10 +355,12 @@ def cri_killed(env):
             containerd.kill9()
             line = env.wait_log("is unavailable", since=since)
             check(containerd.endpoint in line, f"the error does not name the runtime: {line}")
+            env.until("podtopo_runtime_up did not drop to 0", lambda: runtime_up(0), 10)
             time.sleep(1.5)  # reconcile passes without the runtime
             env.alive()
             env.list()
             containerd.start()
+            env.until("podtopo_runtime_up did not come back to 1", lambda: runtime_up(1), 20)
             env.until(f"after containerd came back, pods {names} do not each run once",
                       lambda: pods_run(names), 60)
             env.wait_names(names)

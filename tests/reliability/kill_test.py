@@ -89,12 +89,13 @@ def pool(cri):
     return [PodSpec(f"p{i}", kinds[i % 3], 2 + i % 2) for i in range(9)]
 
 
-def daemon(args, work, endpoint=None, cgroup_root=None):
+def daemon(args, work, endpoint=None, cgroup_root=None, metrics=False):
     """`podtopo serve` on `work` as every reliability test runs it: no rate limit, warnings
     only; on the private containerd (--node local) with `endpoint`, else on preset:demo."""
     return serve_e2e.Serve(args.podtopo, work, endpoint, cgroup_root,
                            node="local" if endpoint else "preset:demo",
-                           flags=["--rate-limit-qps", "0", "--log-level", "warn"], metrics=False)
+                           flags=["--rate-limit-qps", "0", "--log-level", "warn"],
+                           metrics=metrics)
 
 
 def stale_temporary_files(state_dir, writer_pid=None):
