@@ -204,8 +204,14 @@ class NriE2e : public ::testing::Test {
 
   void RemovePod(const std::string& name) {
     RunningPod& p = pods_.at(name);
-    ASSERT_TRUE(cri_->StopPodSandbox(p.sandbox_id).ok());
-    ASSERT_TRUE(cri_->RemovePodSandbox(p.sandbox_id).ok());
+    absl::Status stopped = cri_->StopPodSandbox(p.sandbox_id);
+    for (int i = 0; i < 50 && !stopped.ok() && cri::IsRuntimeUnavailable(stopped); ++i) {
+      std::this_thread::sleep_for(100ms);  // containerd just restarted
+      stopped = cri_->StopPodSandbox(p.sandbox_id);
+    }
+    ASSERT_TRUE(stopped.ok()) << stopped;
+    absl::Status removed = cri_->RemovePodSandbox(p.sandbox_id);
+    ASSERT_TRUE(removed.ok()) << removed;
     ASSERT_TRUE(oracle_->Remove(p.pod.namespace_name, p.pod.name).ok());
     pods_.erase(name);
   }
