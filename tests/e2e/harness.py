@@ -39,12 +39,18 @@ class Skip(Exception):
     """The environment cannot run the tests; the message says why."""
 
 
-def prerequisites():
-    """Returns the reasons why containerd cannot run here ([] when it can)."""
+def prerequisites(bin_dir=None):
+    """Returns the reasons why containerd cannot run here ([] when it can). With `bin_dir`,
+    containerd, ctr and the shim come from there (e.g. ../shared/runtime/containerd-1.7/bin)."""
     reasons = []
     if os.geteuid() != 0:
         reasons.append("not root (containerd and runc need root)")
-    for tool in ("containerd", "ctr", "runc", "protoc", "grpc_python_plugin"):
+    if bin_dir is not None:
+        for tool in ("containerd", "ctr", "containerd-shim-runc-v2"):
+            if not os.access(os.path.join(bin_dir, tool), os.X_OK):
+                reasons.append(f"{os.path.join(bin_dir, tool)} missing")
+    for tool in (("runc", "protoc", "grpc_python_plugin") if bin_dir else
+                 ("containerd", "ctr", "runc", "protoc", "grpc_python_plugin")):
         if shutil.which(tool) is None:
             reasons.append(f"{tool} not found in PATH")
     if not os.path.exists(BUSYBOX):
@@ -130,6 +136,17 @@ state = "{run}/state"
     conf_dir = "{run}/cni/conf"
 """
 
+# containerd 1.7+ only: NRI on, external plugins connect to {run}/nri/nri.sock.
+NRI_CONFIG = """[plugins."io.containerd.nri.v1.nri"]
+  disable = false
+  disable_connections = false
+  socket_path = "{run}/nri/nri.sock"
+  plugin_path = "{run}/nri/plugins"
+  plugin_config_path = "{run}/nri/conf.d"
+  plugin_registration_timeout = "5s"
+  plugin_request_timeout = "2s"
+"""
+
 
 def _mounts_under(prefix):
     out = []
@@ -159,13 +176,17 @@ def _cmdline(pid):
 
 class PrivateContainerd:
     @classmethod
-    def create(cls, cgroup_root, base=None):
-        reasons = prerequisites()
+    def create(cls, cgroup_root, base=None, bin_dir=None, nri=False):
+        reasons = prerequisites(bin_dir)
         if reasons:
             raise Skip("; ".join(reasons))
-        return cls(cgroup_root, base)
+        return cls(cgroup_root, base, bin_dir, nri)
 
-    def __init__(self, cgroup_root, base=None):
+    def __init__(self, cgroup_root, base=None, bin_dir=None, nri=False):
+        """bin_dir: take containerd, ctr and the runc shim from there (not PATH); nri: enable
+        NRI (containerd 1.7+), its socket is self.nri_socket."""
+        self.containerd = os.path.join(bin_dir, "containerd") if bin_dir else "containerd"
+        self.ctr = os.path.join(bin_dir, "ctr") if bin_dir else "ctr"
         self.run = tempfile.mkdtemp(prefix="podtopo-e2e-", dir=base or "/tmp")
         self.cgroup_root = cgroup_root
         self.sock = os.path.join(self.run, "containerd.sock")
@@ -173,15 +194,25 @@ class PrivateContainerd:
         self.proc = None
         self.log_path = os.path.join(self.run, "containerd.log")
         self._run_containerd_before = set(self._shim_state_entries())
+        self.nri_socket = os.path.join(self.run, "nri", "nri.sock") if nri else None
+        config = CONFIG.format(run=self.run, image=IMAGE)
+        if bin_dir:  # else PATH lookup may find another containerd's shim
+            shim = os.path.join(os.path.abspath(bin_dir), "containerd-shim-runc-v2")
+            config = config.replace('runtime_type = "io.containerd.runc.v2"\n',
+                                    f'runtime_type = "io.containerd.runc.v2"\n'
+                                    f'      runtime_path = "{shim}"\n')
+            config = config.replace("Root = ", 'BinaryName = "/usr/sbin/runc"\n        Root = ')
+        if nri:
+            config += NRI_CONFIG.format(run=self.run)
         with open(os.path.join(self.run, "config.toml"), "w") as f:
-            f.write(CONFIG.format(run=self.run, image=IMAGE))
-        for d in ("cni/bin", "cni/conf"):
+            f.write(config)
+        for d in ("cni/bin", "cni/conf") + (("nri/plugins", "nri/conf.d") if nri else ()):
             os.makedirs(os.path.join(self.run, d), exist_ok=True)
 
     # --- containerd process ------------------------------------------------------------
     def start(self, timeout=20.0):
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(["containerd", "--config",
+        self.proc = subprocess.Popen([self.containerd, "--config",
                                       os.path.join(self.run, "config.toml")],
                                      stdout=log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
@@ -191,7 +222,7 @@ class PrivateContainerd:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"containerd exited with {self.proc.returncode}; see "
                                    f"{self.log_path}:\n" + self.tail_log())
-            r = subprocess.run(["ctr", "--address", self.sock, "version"],
+            r = subprocess.run([self.ctr, "--address", self.sock, "version"],
                                capture_output=True, timeout=10)
             if r.returncode == 0 and self._cri_ready():
                 return
@@ -237,7 +268,7 @@ class PrivateContainerd:
     def import_image(self):
         tar = os.path.join(self.run, "busybox-oci.tar")
         build_busybox_image(tar)
-        subprocess.run(["ctr", "--address", self.sock, "-n", "k8s.io", "images", "import",
+        subprocess.run([self.ctr, "--address", self.sock, "-n", "k8s.io", "images", "import",
                         "--snapshotter", "overlayfs", tar], check=True, capture_output=True,
                        timeout=60)
 
