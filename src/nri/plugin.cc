@@ -251,6 +251,10 @@ std::vector<nriapi::ContainerUpdate> Plugin::Rebalance(const std::string& skip) 
 nriapi::SynchronizeResponse Plugin::Synchronize(const nriapi::SynchronizeRequest& req) {
   pods_.clear();
   containers_.clear();
+  {
+    std::lock_guard<std::mutex> lock(unsolicited_mu_);
+    unsolicited_.clear();  // Synchronize's own updates supersede what a lost connection missed
+  }
   for (const nriapi::PodSandbox& s : req.pods()) pods_[s.id()].sandbox = s;
   for (const nriapi::Container& c : req.containers()) {
     auto pit = pods_.find(c.pod_sandbox_id());
