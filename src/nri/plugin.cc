@@ -82,40 +82,47 @@ absl::StatusOr<std::unique_ptr<Plugin>> Plugin::Create(NodeTopology topology,
 Plugin::Plugin(std::unique_ptr<Node> node, PodLoadOptions load, PluginOptions options)
     : node_(std::move(node)), load_(std::move(load)), options_(std::move(options)) {}
 
+namespace {
+
+// Parses the request `Req`, runs `fn` on it and serializes its reply (a message or a StatusOr).
+template <typename Req, typename Fn>
+absl::StatusOr<std::string> Serve(const std::string& method, const std::string& payload, Fn fn) {
+  auto req = ParseRequest<Req>(method, payload);
+  if (!req.ok()) return req.status();
+  auto reply = fn(*req);
+  if constexpr (requires { reply.ok(); }) {
+    if (!reply.ok()) return reply.status();
+    return reply->SerializeAsString();
+  } else {
+    return reply.SerializeAsString();
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> Plugin::Handle(const std::string& method, const std::string& payload) {
+  using namespace nriapi;
   if (method == "Configure") {
-    auto r = ParseRequest<nriapi::ConfigureRequest>(method, payload);
-    if (!r.ok()) return r.status();
-    return Configure(*r).SerializeAsString();
+    return Serve<ConfigureRequest>(method, payload, [&](auto& r) { return Configure(r); });
   }
   if (method == "Synchronize") {
-    auto r = ParseRequest<nriapi::SynchronizeRequest>(method, payload);
-    if (!r.ok()) return r.status();
-    return Synchronize(*r).SerializeAsString();
+    return Serve<SynchronizeRequest>(method, payload, [&](auto& r) { return Synchronize(r); });
   }
-  if (method == "Shutdown") return nriapi::Empty().SerializeAsString();
+  if (method == "Shutdown") return Empty().SerializeAsString();
   if (method == "CreateContainer") {
-    auto r = ParseRequest<nriapi::CreateContainerRequest>(method, payload);
-    if (!r.ok()) return r.status();
-    auto out = CreateContainer(*r);
-    if (!out.ok()) return out.status();
-    return out->SerializeAsString();
+    return Serve<CreateContainerRequest>(method, payload, [&](auto& r) { return CreateContainer(r); });
   }
   if (method == "UpdateContainer") {
-    auto r = ParseRequest<nriapi::UpdateContainerRequest>(method, payload);
-    if (!r.ok()) return r.status();
-    return UpdateContainer(*r).SerializeAsString();
+    return Serve<UpdateContainerRequest>(method, payload, [&](auto& r) { return UpdateContainer(r); });
   }
   if (method == "StopContainer") {
-    auto r = ParseRequest<nriapi::StopContainerRequest>(method, payload);
-    if (!r.ok()) return r.status();
-    return StopContainer(*r).SerializeAsString();
+    return Serve<StopContainerRequest>(method, payload, [&](auto& r) { return StopContainer(r); });
   }
   if (method == "StateChange") {
-    auto r = ParseRequest<nriapi::StateChangeEvent>(method, payload);
-    if (!r.ok()) return r.status();
-    StateChange(*r);
-    return nriapi::Empty().SerializeAsString();
+    return Serve<StateChangeEvent>(method, payload, [&](auto& r) {
+      StateChange(r);
+      return Empty();
+    });
   }
   return absl::UnimplementedError(fmt::format("podtopo: {}/{} is not served", kPluginService, method));
 }
@@ -244,6 +251,10 @@ std::vector<nriapi::ContainerUpdate> Plugin::Rebalance(const std::string& skip) 
 nriapi::SynchronizeResponse Plugin::Synchronize(const nriapi::SynchronizeRequest& req) {
   pods_.clear();
   containers_.clear();
+  {
+    std::lock_guard<std::mutex> lock(unsolicited_mu_);
+    unsolicited_.clear();  // Synchronize's own updates supersede what a lost connection missed
+  }
   for (const nriapi::PodSandbox& s : req.pods()) pods_[s.id()].sandbox = s;
   for (const nriapi::Container& c : req.containers()) {
     auto pit = pods_.find(c.pod_sandbox_id());

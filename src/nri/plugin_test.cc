@@ -6,6 +6,7 @@
 
 #include "api/pod_yaml.h"
 #include "gtest/gtest.h"
+#include "rapidcheck/gtest.h"
 #include "runtime/pod_spec.h"
 #include "testing/testing.h"
 #include "topology/node_source.h"
@@ -254,6 +255,42 @@ TEST_F(PluginTest, HandleReportsUnknownMethodsAndBadPayloads) {
   nriapi::ConfigureResponse cr;
   ASSERT_TRUE(cr.ParseFromString(*c));
   EXPECT_EQ(cr.events(), SubscribedEvents());
+}
+
+// Whatever bytes arrive for whatever method, Handle answers or refuses; it never crashes, and
+// the node's state stays consistent (every admitted pod is found again).
+RC_GTEST_PROP(PluginProperty, GarbageRequestsNeverCrash, (std::vector<std::string> payloads)) {
+  auto node = LoadNode("preset:demo");
+  RC_ASSERT(node.ok());
+  auto p = Plugin::Create(*node, config::SeedDefault(), {});
+  RC_ASSERT(p.ok());
+  const char* methods[] = {"Configure", "Synchronize", "CreateContainer", "UpdateContainer",
+                           "StopContainer", "StateChange", "Shutdown", "Nope"};
+  for (size_t i = 0; i < payloads.size(); ++i) {
+    (void)(*p)->Handle(methods[i % 8], payloads[i]);
+  }
+  for (const PodAllocation& a : (*p)->node().AdmittedPods()) {
+    RC_ASSERT((*p)->node().FindPod(a.namespace_name, a.name) != nullptr);
+  }
+}
+
+// Well-formed CreateContainer requests with arbitrary CRI resources: admitted or refused with a
+// message, never a crash.
+RC_GTEST_PROP(PluginProperty, ArbitraryResourcesAdmitOrRefuse,
+              (uint32_t shares, int32_t quota, uint32_t memory_mib, uint8_t containers)) {
+  auto node = LoadNode("preset:demo");
+  RC_ASSERT(node.ok());
+  auto p = Plugin::Create(*node, config::SeedDefault(), {});
+  RC_ASSERT(p.ok());
+  nriapi::PodSandbox sb = Sandbox("fuzz");
+  for (int i = 0; i < 1 + containers % 4; ++i) {
+    nriapi::LinuxResources r;
+    r.mutable_cpu()->mutable_shares()->set_value(shares);
+    r.mutable_cpu()->mutable_quota()->set_value(quota);
+    r.mutable_memory()->mutable_limit()->set_value(static_cast<int64_t>(memory_mib) << 20);
+    auto out = (*p)->CreateContainer(Create(sb, "c" + std::to_string(i), r));
+    if (!out.ok()) RC_ASSERT(!out.status().message().empty());
+  }
 }
 
 }  // namespace

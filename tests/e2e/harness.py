@@ -13,6 +13,7 @@ runc leaves under every /sys/fs/cgroup/*/<cgroup root>, shim sockets, and files.
     env.teardown(); assert not env.leaks()
 """
 import glob
+import hashlib
 import io
 import json
 import os
@@ -286,6 +287,32 @@ class PrivateContainerd:
                 out += [os.path.join(d, e) for e in os.listdir(d)]
         return out
 
+    def _new_shim_state(self):
+        """Shim state entries this containerd made. Another containerd may run on the machine
+        (a concurrent test): then only the shim sockets of this one's tasks count, named as
+        containerd names them (/run/containerd/s/<sha256 of "<address>/<namespace>/<task id>">);
+        the task ids are kept as they are seen, since tasks go away before their sockets."""
+        new = set(self._shim_state_entries()) - self._run_containerd_before
+        tasks = os.path.join(self.run, "state", "io.containerd.runtime.v2.task")
+        owned = getattr(self, "_owned_shim_state", set())
+        for ns in (os.listdir(tasks) if os.path.isdir(tasks) else []):
+            for tid in os.listdir(os.path.join(tasks, ns)):
+                digest = hashlib.sha256(f"{self.sock}/{ns}/{tid}".encode()).hexdigest()
+                owned.add(os.path.join("/run/containerd/s", digest))
+        self._owned_shim_state = owned
+        if not self._other_containerd_runs():
+            return new
+        return {e for e in new if e in owned}
+
+    def _other_containerd_runs(self):
+        mine = self.proc.pid if self.proc else None
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) != mine:
+                args = _cmdline(int(entry))
+                if args and os.path.basename(args[0]) == b"containerd" and _pid_alive(int(entry)):
+                    return True
+        return False
+
     def _cgroup_dirs(self):
         return sorted(glob.glob(os.path.join(CGROUP_MOUNT, "*", self.cgroup_root)))
 
@@ -314,6 +341,7 @@ class PrivateContainerd:
 
     def teardown(self, cri=None, pb=None):
         """Removes everything. Normal path first (CRI), then by force."""
+        self._new_shim_state()  # the task ids, while they are there
         if cri is not None and pb is not None and self.proc and self.proc.poll() is None:
             try:
                 for sb in cri.ListPodSandbox(pb.ListPodSandboxRequest(), timeout=10).items:
@@ -341,7 +369,7 @@ class PrivateContainerd:
                     os.rmdir(dirpath)
                 except OSError:
                     pass
-        for entry in set(self._shim_state_entries()) - self._run_containerd_before:
+        for entry in self._new_shim_state():
             if os.path.isdir(entry) and not os.path.islink(entry):
                 shutil.rmtree(entry, ignore_errors=True)
             else:
@@ -366,7 +394,7 @@ class PrivateContainerd:
         out += [f"mount {m}" for m in _mounts_under(self.run)]
         out += [f"cgroup dir {d}" for d in self._cgroup_dirs()]
         out += [f"shim state {e}" for e in
-                set(self._shim_state_entries()) - self._run_containerd_before]
+                self._new_shim_state()]
         if os.path.exists(self.run):
             out.append(f"directory {self.run}")
         return out

@@ -346,6 +346,14 @@ TEST_F(NriE2e, CpusetsAreWhatAdmitGivesThroughRestarts) {
   EXPECT_NE(cid.status().message().find("pod default/exclusive-2 rejected: OutOfcpu"),
             std::string::npos) << cid.status();
   ASSERT_NO_FATAL_FAILURE(CheckCpusets("after the rejection"));
+  ASSERT_NO_FATAL_FAILURE(RemovePod("exclusive"));
+  ASSERT_TRUE(cri_->StopPodSandbox(*sid).ok());
+  ASSERT_TRUE(cri_->RemovePodSandbox(*sid).ok());
+  pods_.erase("exclusive-2");
+
+  // Without the annotation, an exited container followed by another is an init container.
+  ASSERT_NO_FATAL_FAILURE(RunPod(nri + "/init-exclusive.yaml", /*annotate=*/false));
+  ASSERT_NO_FATAL_FAILURE(CheckCpusets("init container and app, recovered"));
 }
 
 }  // namespace
