@@ -1505,6 +1505,24 @@ ParsedKubeletConfig ParseKubeletConfig(std::string_view yaml, const std::string&
     add(Severity::kError, "", "YAML syntax error: " + message, mark.line >= 0 ? mark.line + 1 : 0,
         mark.line >= 0 ? mark.column + 1 : 0);
   };
+  // go-yaml (sigs.k8s.io/yaml) refuses a file that is not UTF-8 ("yaml: invalid leading UTF-8
+  // octet"); yaml-cpp would take the bytes, and its emitter writes them back as U+FFFD.
+  for (size_t pos = 0, line = 1, col = 1; pos < text.size(); ++col) {
+    const GoRune r = GoDecodeRune(text, pos);
+    if (r.rune == U'\uFFFD' && r.size == 1) {
+      add(Severity::kError, "",
+          fmt::format("YAML syntax error: invalid UTF-8 (byte 0x{:02x}); the kubelet refuses "
+                      "the file",
+                      static_cast<uint8_t>(text[pos])),
+          static_cast<int>(line), static_cast<int>(col));
+      return result;
+    }
+    if (text[pos] == '\n') {
+      ++line;
+      col = 0;
+    }
+    pos += r.size;
+  }
   try {
     scan = ScanYamlDocuments(text, kMaxDocuments);
     if (scan.error.has_value()) {
