@@ -1507,21 +1507,13 @@ ParsedKubeletConfig ParseKubeletConfig(std::string_view yaml, const std::string&
   };
   // go-yaml (sigs.k8s.io/yaml) refuses a file that is not UTF-8 ("yaml: invalid leading UTF-8
   // octet"); yaml-cpp would take the bytes, and its emitter writes them back as U+FFFD.
-  for (size_t pos = 0, line = 1, col = 1; pos < text.size(); ++col) {
-    const GoRune r = GoDecodeRune(text, pos);
-    if (r.rune == U'\uFFFD' && r.size == 1) {
-      add(Severity::kError, "",
-          fmt::format("YAML syntax error: invalid UTF-8 (byte 0x{:02x}); the kubelet refuses "
-                      "the file",
-                      static_cast<uint8_t>(text[pos])),
-          static_cast<int>(line), static_cast<int>(col));
-      return result;
-    }
-    if (text[pos] == '\n') {
-      ++line;
-      col = 0;
-    }
-    pos += r.size;
+  if (std::optional<InvalidUtf8> bad = FindInvalidUtf8(text)) {
+    add(Severity::kError, "",
+        fmt::format("YAML syntax error: invalid UTF-8 (byte 0x{:02x}); the kubelet refuses the "
+                    "file",
+                    bad->byte),
+        bad->line, bad->column);
+    return result;
   }
   try {
     scan = ScanYamlDocuments(text, kMaxDocuments);
