@@ -571,7 +571,8 @@ def surface(args, grpc, pr_pb, work):
             rss.append(srv.rss())
             measure(f"round {r}: server RSS after the round ({time.monotonic() - t:.1f} s)",
                     rss[-1] / 1024, " MiB")
-        measure("server peak RSS (VmHWM)", srv.peak() / 1024, " MiB")
+        measure("server peak RSS (VmHWM) since the last oversized step", srv.peak() / 1024,
+                " MiB")
         if len(rss) > 1:
             growth = rss[-1] - rss[0]
             allowed = max(16 * 1024, rss[0] // 4)
