@@ -96,6 +96,7 @@ absl::StatusOr<Pod> RecoveredPod(const nriapi::PodSandbox& sandbox,
   for (size_t i = 0; i < containers.size(); ++i) {
     if (containers[i].exited) last_exited = i + 1;
   }
+  if (last_exited == containers.size() && last_exited > 0) last_exited--;  // a pod has an app
   for (size_t i = 0; i < containers.size(); ++i) {
     nlohmann::json c = {{"name", containers[i].name},
                         {"image", "nri"},
@@ -104,6 +105,23 @@ absl::StatusOr<Pod> RecoveredPod(const nriapi::PodSandbox& sandbox,
   }
   nlohmann::json spec = {{"containers", app}};
   if (!init.empty()) spec["initContainers"] = init;
+  auto pod_level = sandbox.annotations().find(kPodLevelAnnotation);
+  if (pod_level != sandbox.annotations().end() && pod_level->second != "false") {
+    if (pod_level->second != "true") {
+      return absl::InvalidArgumentError(fmt::format(
+          "pod {}/{} annotation {}: {:?}: expected \"true\" or \"false\"", sandbox.namespace_(),
+          sandbox.name(), kPodLevelAnnotation, pod_level->second));
+    }
+    nlohmann::json resources = sandbox.linux().has_pod_resources()
+                                   ? ResourcesFromNri(sandbox.linux().pod_resources())
+                                   : nlohmann::json::object();
+    if (resources.empty()) {
+      return absl::InvalidArgumentError(fmt::format(
+          "pod {}/{} annotation {}: the runtime passed no pod resources for the sandbox",
+          sandbox.namespace_(), sandbox.name(), kPodLevelAnnotation));
+    }
+    spec["resources"] = std::move(resources);
+  }
   return ParseOne(Manifest(sandbox, std::move(spec)),
                   fmt::format("pod {}/{} (recovered from NRI)", sandbox.namespace_(),
                               sandbox.name()),

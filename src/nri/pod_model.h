@@ -20,8 +20,11 @@
 //   Container kinds: the containers seen so far, in creation order; one that already exited
 //   when a later one was created is an init container (the kubelet runs init containers to
 //   completion first); a restartable init container (sidecar) cannot be told from an app
-//   container and is taken as one. Pod-level resources (spec.resources) are not recovered: the
-//   sandbox's resources are the same sum with or without them.
+//   container and is taken as one. Pod-level resources (spec.resources) cannot be told from the
+//   sandbox's resources alone (the kubelet fills them with the pod's requests and limits with or
+//   without a pod-level stanza); the pod annotation kPodLevelAnnotation
+//   (`podtopo.io/pod-level-resources: "true"`) states that the pod has one, and the sandbox's
+//   resources (LinuxPodSandbox.pod_resources, recovered as a container's) become spec.resources.
 // Both go through ParsePods, so defaulting and validation are those of every other command.
 #ifndef PODTOPO_NRI_POD_MODEL_H_
 #define PODTOPO_NRI_POD_MODEL_H_
@@ -41,6 +44,7 @@ namespace podtopo::nri {
 namespace nriapi = ::nri::pkg::api::v1alpha1;
 
 inline constexpr char kPodSpecAnnotation[] = "podtopo.io/pod-spec";
+inline constexpr char kPodLevelAnnotation[] = "podtopo.io/pod-level-resources";
 
 // A container as NRI showed it to podtopo.
 struct SeenContainer {
@@ -58,7 +62,8 @@ nlohmann::json ResourcesFromNri(const nriapi::LinuxResources& resources);
 absl::StatusOr<std::optional<Pod>> PodFromAnnotation(const nriapi::PodSandbox& sandbox,
                                                      const PodLoadOptions& options);
 
-// The pod recovered from the containers seen (see the banner). Errors: those of ParsePods.
+// The pod recovered from the containers seen (see the banner). Errors: those of ParsePods;
+// kPodLevelAnnotation other than "true"/"false", or "true" on a sandbox without resources.
 absl::StatusOr<Pod> RecoveredPod(const nriapi::PodSandbox& sandbox,
                                  const std::vector<SeenContainer>& containers,
                                  const PodLoadOptions& options);

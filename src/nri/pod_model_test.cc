@@ -85,6 +85,38 @@ TEST(RecoveredPod, ContainersThatExitedBeforeALaterOneAreInitContainers) {
   EXPECT_EQ(pod->containers[0].name, "app");
 }
 
+TEST(RecoveredPod, PodLevelAnnotationTakesTheSandboxResourcesAsSpecResources) {
+  nriapi::PodSandbox s = Sandbox();
+  (*s.mutable_annotations())[kPodLevelAnnotation] = "true";
+  *s.mutable_linux()->mutable_pod_resources() = Cri(2048, 200000, 2LL << 30);
+  auto pod = RecoveredPod(s, {{"worker", Cri(2, 0, 0), false}, {"sidecar", Cri(2, 0, 0), false}}, {});
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  ASSERT_TRUE(pod->HasPodLevelResources());
+  EXPECT_EQ(pod->resources->requests.at("cpu").MilliValue(), 2000);
+  EXPECT_EQ(pod->resources->limits.at("memory").Value(), 2LL << 30);
+  EXPECT_EQ(GetPodQos(*pod), QosClass::kGuaranteed);
+}
+
+TEST(RecoveredPod, PodLevelAnnotationNeedsSandboxResourcesAndABoolean) {
+  nriapi::PodSandbox s = Sandbox();
+  (*s.mutable_annotations())[kPodLevelAnnotation] = "true";
+  auto none = RecoveredPod(s, {{"a", Cri(1024, 100000, 0), false}}, {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("no pod resources"), std::string::npos) << none.status();
+  (*s.mutable_annotations())[kPodLevelAnnotation] = "yes";
+  auto bad = RecoveredPod(s, {{"a", Cri(1024, 100000, 0), false}}, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("expected \"true\" or \"false\""), std::string::npos)
+      << bad.status();
+}
+
+TEST(RecoveredPod, AllExitedLeavesTheLastAsTheApp) {
+  auto pod = RecoveredPod(Sandbox(), {{"a", Cri(1024, 100000, 0), true}, {"b", Cri(1024, 100000, 0), true}}, {});
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  ASSERT_EQ(pod->containers.size(), 1u);
+  EXPECT_EQ(pod->containers[0].name, "b");
+}
+
 TEST(PodFromAnnotation, AbsentIsNullopt) {
   auto pod = PodFromAnnotation(Sandbox(), {});
   ASSERT_TRUE(pod.ok());

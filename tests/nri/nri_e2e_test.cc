@@ -166,10 +166,15 @@ class NriE2e : public ::testing::Test {
     }
   }
 
+  // How the pod tells podtopo its model.
+  enum Model { kSpecAnnotation, kRecovered, kRecoveredPodLevel };
+
   // Runs `path`'s pod as a kubelet would (sandbox, init containers to completion, sidecars,
-  // apps), admitting it on the oracle too. `annotate`: the sandbox carries the pod's spec in
-  // podtopo.io/pod-spec (else the plugin recovers it from the CRI resources).
-  void RunPod(const std::string& path, bool annotate = true) {
+  // apps), admitting it on the oracle too. kSpecAnnotation: the sandbox carries the pod's spec
+  // in podtopo.io/pod-spec; kRecovered: the plugin recovers it from the CRI resources;
+  // kRecoveredPodLevel: also the sandbox's resources (the pod-level values, as the kubelet's
+  // calculateSandboxResources fills them) with podtopo.io/pod-level-resources: "true".
+  void RunPod(const std::string& path, Model model = kSpecAnnotation) {
     Pod pod = Load(path);
     auto a = oracle_->Admit(pod);
     ASSERT_TRUE(a.ok() && a->admitted) << path << ": " << (a.ok() ? a->message : "");
@@ -177,7 +182,16 @@ class NriE2e : public ::testing::Test {
     YAML::Node doc = YAML::LoadFile(path);
     std::string logs = run_ + "/pod-logs/" + pod.uid;
     criv1::PodSandboxConfig sb = runtime::SandboxConfig(pod, Parent(pod), logs, root_);
-    if (annotate) (*sb.mutable_annotations())["podtopo.io/pod-spec"] = YamlToJson(doc["spec"]).dump();
+    if (model == kSpecAnnotation) {
+      (*sb.mutable_annotations())["podtopo.io/pod-spec"] = YamlToJson(doc["spec"]).dump();
+    }
+    if (model == kRecoveredPodLevel) {
+      ASSERT_TRUE(pod.resources.has_value()) << path << " has no pod-level resources";
+      Container whole;
+      whole.resources = *pod.resources;
+      *sb.mutable_linux()->mutable_resources() = KubeletNoneResources(whole);
+      (*sb.mutable_annotations())["podtopo.io/pod-level-resources"] = "true";
+    }
     auto id = cri_->RunPodSandbox(sb);
     ASSERT_TRUE(id.ok()) << id.status();
     rp.sandbox_id = *id;
@@ -325,7 +339,7 @@ TEST_F(NriE2e, CpusetsAreWhatAdmitGivesThroughRestarts) {
 
   // Without the annotation: a Guaranteed container recovered from its shares, quota and memory
   // limit gets the exclusive CPU; the best-effort pod leaves it.
-  ASSERT_NO_FATAL_FAILURE(RunPod(e2e + "/exclusive.yaml", /*annotate=*/false));
+  ASSERT_NO_FATAL_FAILURE(RunPod(e2e + "/exclusive.yaml", kRecovered));
   ASSERT_NO_FATAL_FAILURE(CheckCpusets("exclusive pod (recovered)"));
   ASSERT_NO_FATAL_FAILURE(StopPlugin());
   ASSERT_NO_FATAL_FAILURE(StartPlugin());
@@ -352,8 +366,14 @@ TEST_F(NriE2e, CpusetsAreWhatAdmitGivesThroughRestarts) {
   pods_.erase("exclusive-2");
 
   // Without the annotation, an exited container followed by another is an init container.
-  ASSERT_NO_FATAL_FAILURE(RunPod(nri + "/init-exclusive.yaml", /*annotate=*/false));
+  ASSERT_NO_FATAL_FAILURE(RunPod(nri + "/init-exclusive.yaml", kRecovered));
   ASSERT_NO_FATAL_FAILURE(CheckCpusets("init container and app, recovered"));
+  ASSERT_NO_FATAL_FAILURE(RemovePod("init-exclusive"));
+
+  // The seed pod again, recovered: its containers have no resources; the pod-level ones come
+  // from the sandbox's resources.
+  ASSERT_NO_FATAL_FAILURE(RunPod(e2e + "/pod-level-resource-demo-2cpu.yaml", kRecoveredPodLevel));
+  ASSERT_NO_FATAL_FAILURE(CheckCpusets("seed pod recovered with its pod-level resources"));
 }
 
 }  // namespace
