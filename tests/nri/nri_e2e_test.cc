@@ -182,6 +182,8 @@ class NriE2e : public ::testing::Test {
     YAML::Node doc = YAML::LoadFile(path);
     std::string logs = run_ + "/pod-logs/" + pod.uid;
     criv1::PodSandboxConfig sb = runtime::SandboxConfig(pod, Parent(pod), logs, root_);
+    // Every NRI message about this pod is larger than one 4096-byte multiplexer frame.
+    (*sb.mutable_annotations())["example.com/padding"] = std::string(20000, 'p');
     if (model == kSpecAnnotation) {
       (*sb.mutable_annotations())["podtopo.io/pod-spec"] = YamlToJson(doc["spec"]).dump();
     }
