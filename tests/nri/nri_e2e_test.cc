@@ -344,6 +344,13 @@ TEST_F(NriE2e, CpusetsAreWhatAdmitGivesThroughRestarts) {
   ASSERT_NO_FATAL_FAILURE(StopPlugin());
   ASSERT_NO_FATAL_FAILURE(StartPlugin());
   ASSERT_NO_FATAL_FAILURE(CheckCpusets("exclusive pod, plugin restarted"));
+  // A plugin that never saw these pods (its state dir lost) adopts them as they run.
+  ASSERT_NO_FATAL_FAILURE(StopPlugin());
+  ASSERT_EQ(testing::RunCommand("rm -rf " + state_dir_).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+  EXPECT_NE(testing::ReadFileOrEmpty(log_).find("(0 kept, 2 adopted)"), std::string::npos)
+      << testing::ReadFileOrEmpty(log_);
+  ASSERT_NO_FATAL_FAILURE(CheckCpusets("exclusive pod, adopted without state"));
 
   // A second one does not fit: CreateContainer fails with the kubelet's reason.
   Pod again = Load(e2e + "/exclusive.yaml");
