@@ -9,6 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "nri/ttrpc/request.pb.h"
+#include "nri/fake_runtime_test_util.h"
 #include "nri/v1alpha1/api.pb.h"
 
 namespace podtopo::nri {
@@ -16,53 +17,6 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace tt = ::podtopo::ttrpc;
-
-// The runtime's end of the socket.
-class FakeRuntime {
- public:
-  explicit FakeRuntime(int fd) : fd_(fd) {}
-  ~FakeRuntime() { if (fd_ >= 0) ::close(fd_); }
-
-  void Write(const std::string& bytes) {
-    ASSERT_EQ(::write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-  }
-  void Send(uint32_t conn, uint32_t stream, MessageType type, const std::string& payload) {
-    TtrpcMessage m{stream, type, 0, payload};
-    Write(EncodeMuxFrames(conn, EncodeTtrpcMessage(m).value()));
-  }
-  void Request(uint32_t stream, const std::string& method, const std::string& payload) {
-    tt::Request r;
-    r.set_service("nri.pkg.api.v1alpha1.Plugin");
-    r.set_method(method);
-    r.set_payload(payload);
-    Send(kPluginServiceConn, stream, MessageType::kRequest, r.SerializeAsString());
-  }
-  // The next ttrpc message on `conn` (frames of other connections are dropped).
-  TtrpcMessage Read(uint32_t conn) {
-    for (;;) {
-      for (;;) {
-        auto f = mux_.Next();
-        EXPECT_TRUE(f.ok());
-        if (!f.ok() || !f->has_value()) break;
-        EXPECT_LE((*f)->payload.size(), kMuxMaxSendPayload);
-        if ((*f)->conn == conn) dec_.at(conn).Feed((*f)->payload);
-      }
-      auto m = dec_.at(conn).Next();
-      EXPECT_TRUE(m.ok());
-      if (m.ok() && m->has_value()) return **m;
-      char buf[8192];
-      ssize_t n = ::read(fd_, buf, sizeof(buf));
-      if (n <= 0) return {};
-      mux_.Feed(std::string_view(buf, n));
-    }
-  }
-  void Close() { ::close(fd_); fd_ = -1; }
-
- private:
-  int fd_;
-  MuxDecoder mux_;
-  std::map<uint32_t, TtrpcDecoder> dec_{{1, TtrpcDecoder("1")}, {2, TtrpcDecoder("2")}};
-};
 
 class ConnectionTest : public ::testing::Test {
  protected:

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "nri/fake_runtime_test_util.h"
 #include "nri/ttrpc/request.pb.h"
 #include "testing/testing.h"
 #include "topology/node_source.h"
@@ -20,71 +21,11 @@ namespace {
 
 namespace tt = ::podtopo::ttrpc;
 
-class FakeRuntimeServer {
- public:
-  explicit FakeRuntimeServer(const std::string& path) {
-    listen_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
-    EXPECT_EQ(::bind(listen_, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-    EXPECT_EQ(::listen(listen_, 4), 0);
-  }
-  ~FakeRuntimeServer() { Drop(); ::close(listen_); }
-  void Accept() { fd_ = ::accept(listen_, nullptr, nullptr); }
-  void Drop() { if (fd_ >= 0) ::close(fd_); fd_ = -1; mux_ = MuxDecoder(); }
-
-  TtrpcMessage Read(uint32_t conn) {
-    for (;;) {
-      for (;;) {
-        auto f = mux_.Next();
-        if (!f.ok() || !f->has_value()) break;
-        (*f)->conn == 1 ? plugin_.Feed((*f)->payload) : runtime_.Feed((*f)->payload);
-      }
-      auto m = (conn == 1 ? plugin_ : runtime_).Next();
-      if (m.ok() && m->has_value()) return **m;
-      char buf[8192];
-      ssize_t n = ::read(fd_, buf, sizeof(buf));
-      if (n <= 0) return {};
-      mux_.Feed(std::string_view(buf, n));
-    }
-  }
-  void Send(uint32_t conn, const TtrpcMessage& m) {
-    std::string b = EncodeMuxFrames(conn, EncodeTtrpcMessage(m).value());
-    ASSERT_EQ(::write(fd_, b.data(), b.size()), static_cast<ssize_t>(b.size()));
-  }
-  // Answers the plugin's next call (on connection 2) with `reply`; returns its request.
-  tt::Request Answer(const std::string& reply) {
-    TtrpcMessage m = Read(kRuntimeServiceConn);
-    tt::Request req;
-    EXPECT_TRUE(req.ParseFromString(m.payload));
-    tt::Response r;
-    r.set_payload(reply);
-    Send(kRuntimeServiceConn, {m.stream_id, MessageType::kResponse, 0, r.SerializeAsString()});
-    return req;
-  }
-  // Calls the plugin (connection 1) and returns its reply payload.
-  tt::Response Call(uint32_t stream, const std::string& method, const std::string& payload) {
-    tt::Request req;
-    req.set_service(kPluginService);
-    req.set_method(method);
-    req.set_payload(payload);
-    Send(kPluginServiceConn, {stream, MessageType::kRequest, 0, req.SerializeAsString()});
-    tt::Response resp;
-    EXPECT_TRUE(resp.ParseFromString(Read(kPluginServiceConn).payload));
-    return resp;
-  }
-
- private:
-  int listen_ = -1, fd_ = -1;
-  MuxDecoder mux_;
-  TtrpcDecoder plugin_{"1"}, runtime_{"2"};
-};
-
 TEST(Runner, RegistersServesAndReconnects) {
   std::string dir = testing::MakeTempDir("nri-runner");
   std::string sock = dir + "/nri.sock";
-  FakeRuntimeServer rt(sock);
+  FakeRuntime rt;
+  ASSERT_NO_FATAL_FAILURE(rt.Listen(sock));
   auto plugin = Plugin::Create(LoadNode("preset:demo").value(), config::SeedDefault(), {});
   ASSERT_TRUE(plugin.ok());
   Runner runner(plugin->get(), {.socket = sock, .name = "podtopo", .index = "10",
@@ -137,7 +78,7 @@ TEST(Runner, RegistersServesAndReconnects) {
   EXPECT_EQ(ur.update(0).linux().resources().cpu().cpus(), (*plugin)->node().DefaultCpuSet().String());
 
   // The runtime goes away and comes back: the runner registers again by itself.
-  rt.Drop();
+  rt.Close();
   rt.Accept();
   EXPECT_EQ(rt.Answer("").method(), "RegisterPlugin");
   for (int i = 0; i < 100 && runner.registrations() < 2; ++i) {
