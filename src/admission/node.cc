@@ -80,6 +80,21 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   // The trace of the admission in progress (null outside Admit).
   AdmissionTrace* trace = nullptr;
 
+  // While one pod is admitted: the managers compute its QoS class and request sizes once
+  // (StaticPolicy::BeginPod); the trace is dropped at the end.
+  struct PodScope {
+    PodScope(Impl& impl, const Pod& pod) : m(impl) {
+      if (m.cpu != nullptr) m.cpu->BeginPod(pod);
+      if (m.memory.has_value()) m.memory->BeginPod(pod);
+    }
+    ~PodScope() {
+      m.trace = nullptr;
+      if (m.cpu != nullptr) m.cpu->EndPod();
+      if (m.memory.has_value()) m.memory->EndPod();
+    }
+    Impl& m;
+  };
+
   // Starts a merge step of the trace (the first provider's hint call does it).
   void BeginStep(const Pod& pod, const Container* container);
   // Appends one provider's hints to the current merge step.
@@ -114,7 +129,9 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   // admission's rejection, or nullopt when the pod survives a restart. Changes no state.
   std::optional<AdmitResult> RestartRejection(const Pod& pod, std::string* hints);
   std::map<std::string, TopologyHint> StoredHints(const Pod& pod) const;
-  PodAllocation View(const Pod& pod) const;
+  PodAllocation View(const Pod& pod) const { return View(pod, GetPodQos(pod, pod_gates)); }
+  // The same, with the pod's QoS class already known.
+  PodAllocation View(const Pod& pod, QosClass qos) const;
   const Pod* Find(const std::string& ns, const std::string& name) const {
     for (const auto& p : admitted) {
       if (p.namespace_name == ns && p.name == name) return &p;
@@ -533,10 +550,8 @@ void Node::Impl::BeginStep(const Pod& pod, const Container* container) {
     step.cpu_reusable = cpu->CpusToReuse(pod.uid).Size();
   }
   if (memory.has_value()) {
-    auto req = container == nullptr
-                   ? memorymanager::GetPodRequestedResources(pod, pod_level_managers)
-                   : memorymanager::GetContainerRequestedResources(pod, *container,
-                                                                   pod_level_managers);
+    auto req = container == nullptr ? memory->PodRequestedResources(pod)
+                                    : memory->ContainerRequestedResources(pod, *container);
     if (req.ok()) step.memory_request = *req;
   }
   auto add_devices = [&](const Container& c) {
@@ -568,21 +583,20 @@ void Node::Impl::FillTraceHeader(const Pod& pod, AdmissionTrace& t) const {
   t.numa_ids = topology.NumaIds();
   if (t.numa_ids.empty()) t.numa_ids = topology.cpus.NumaNodes();
   if (cpu != nullptr) {
-    t.pod_cpus = cpu->PodGuaranteedCpus(pod);
+    const QosClass qos = cpu->PodQos(pod);
+    t.pod_cpus = cpu->PodGuaranteedCpus(pod, qos);
     for (const Container* c : pod.InitAndAppContainers()) {
-      t.container_cpus[c->name] = cpu->GuaranteedCpus(pod, *c);
+      t.container_cpus[c->name] = cpu->GuaranteedCpus(pod, qos, *c);
     }
     if (pod_level_managers && pod_level_resources && pod.HasPodLevelResources()) {
-      absl::Status v = cpu->ValidatePodScopeResources(pod);
+      absl::Status v = cpu->ValidatePodScopeResources(pod, qos);
       if (!v.ok()) t.cpu_shared_pool_error = std::string(v.message());
     }
   }
   if (memory.has_value()) {
-    if (auto r = memorymanager::GetPodRequestedResources(pod, pod_level_managers); r.ok()) {
-      t.pod_memory = *r;
-    }
+    if (auto r = memory->PodRequestedResources(pod); r.ok()) t.pod_memory = *r;
     for (const Container* c : pod.InitAndAppContainers()) {
-      auto r = memorymanager::GetContainerRequestedResources(pod, *c, pod_level_managers);
+      auto r = memory->ContainerRequestedResources(pod, *c);
       if (r.ok() && !r->empty()) t.container_memory[c->name] = *r;
     }
   }
@@ -640,20 +654,38 @@ std::string HintsText(const std::string& provider, const topologymanager::Provid
 }  // namespace
 
 std::optional<AdmitResult> Node::Impl::RestartRejection(const Pod& pod, std::string* hints) {
+  // The pod's allocation is in place: only the merges of the hints regenerated from it can
+  // refuse (Manager::AdmitAllocated), and they change no state. The exhaustive oracle keeps
+  // the whole re-admission (allocation included) on copies of the state.
+  if (!options.exhaustive_hints) {
+    AdmissionTrace* outer = trace;
+    trace = nullptr;
+    AdmitResult r = tm->AdmitAllocated(pod);
+    trace = outer;
+    if (r.admit) return std::nullopt;
+  }
   const cpumanager::CpuState cpu_before = cpu_state;
   const memorymanager::MemoryState memory_before = memory_state;
   const devicemanager::DeviceManager devices_before = devices;
   const std::map<std::string, TopologyHint> hints_before = StoredHints(pod);
-  AdmissionTrace restart_trace;
   AdmissionTrace* outer = trace;
-  trace = &restart_trace;
-  AdmitResult again = tm->Admit(pod);
-  trace = outer;
-  cpu_state = cpu_before;
-  memory_state = memory_before;
-  devices = devices_before;
-  for (const auto& [name, hint] : hints_before) tm->SetAffinity(pod.uid, name, hint);
+  // Re-admits the pod against the state it leaves, then puts that state back.
+  auto readmit = [&](AdmissionTrace* t) {
+    trace = t;
+    AdmitResult r = tm->Admit(pod);
+    trace = outer;
+    cpu_state = cpu_before;
+    memory_state = memory_before;
+    devices = devices_before;
+    for (const auto& [name, hint] : hints_before) tm->SetAffinity(pod.uid, name, hint);
+    return r;
+  };
+  // Untraced: tracing only observes (admission/trace.h), so the decision is the same.
+  AdmitResult again = readmit(nullptr);
   if (again.admit) return std::nullopt;
+  // Refused (rare): once more, traced, for the regenerated hints the message shows.
+  AdmissionTrace restart_trace;
+  (void)readmit(&restart_trace);
   std::vector<std::string> steps;
   for (const MergeStep& step : restart_trace.merges) {
     std::vector<std::string> providers;
@@ -684,13 +716,13 @@ void Node::Impl::Release(const Pod& pod) {
   tm->RemovePod(pod.uid);
 }
 
-PodAllocation Node::Impl::View(const Pod& pod) const {
+PodAllocation Node::Impl::View(const Pod& pod, QosClass qos) const {
   PodAllocation a;
   a.namespace_name = pod.namespace_name;
   a.name = pod.name;
   a.uid = pod.uid;
   a.admitted = true;
-  a.qos = GetPodQos(pod, pod_gates);
+  a.qos = qos;
   if (cpu != nullptr) {
     if (auto bubble = cpu_state.GetPodCpuSet(pod.uid); bubble.has_value()) a.cpus = *bubble;
   }
@@ -756,13 +788,10 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
     }
     return m.View(*existing);
   }
+  Impl::PodScope scope(m, pod);
   auto trace = std::make_shared<AdmissionTrace>();
   m.FillTraceHeader(pod, *trace);
   m.trace = trace.get();
-  struct TraceReset {
-    Node::Impl& m;
-    ~TraceReset() { m.trace = nullptr; }
-  } reset{m};
   PodAllocation rejected;
   rejected.namespace_name = pod.namespace_name;
   rejected.name = pod.name;
@@ -775,8 +804,15 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
     return rejected;
   }
   AdmitResult r = m.tm->Admit(pod);
-  // The merged hint of every step, also for a rejection: the policy's Merge on the same hints.
-  for (MergeStep& step : trace->merges) {
+  // The merged hint of every step, also for a rejection: the policy's Merge of those hints
+  // (one merge per step, in order).
+  const std::vector<topologymanager::MergeResult>& merges = m.tm->last_merges();
+  for (size_t i = 0; i < trace->merges.size(); ++i) {
+    MergeStep& step = trace->merges[i];
+    if (i < merges.size()) {
+      step.result = merges[i];
+      continue;
+    }
     ProvidersHints hints;
     for (const auto& p : step.providers) hints.push_back(p.hints);
     step.result = m.tm->policy().Merge(hints);
@@ -809,7 +845,7 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
     m.Release(pod);
     return s;
   }
-  PodAllocation admitted = m.View(pod);
+  PodAllocation admitted = m.View(pod, rejected.qos);
   admitted.trace = trace;
   return admitted;
 }
@@ -824,9 +860,9 @@ absl::StatusOr<PodAllocation> Node::Remove(const std::string& namespace_name,
     return absl::NotFoundError(fmt::format("pod {}/{} is not admitted on this node",
                                            namespace_name, name));
   }
-  Pod pod = *it;
-  PodAllocation before = m.View(pod);
+  Pod pod = std::move(*it);
   m.admitted.erase(it);
+  PodAllocation before = m.View(pod);
   // The record goes first: a crash after it leaves stale checkpoint entries, which the next
   // start releases; never a recorded pod without its allocation.
   if (!m.options.state_dir.empty() && !m.options.read_only) {

@@ -103,6 +103,18 @@ class Manager {
   // Runs the scope's admission for `pod` (see the file comment).
   AdmitResult Admit(const Pod& pod, Operation op = Operation::kAdd);
 
+  // Admit's decision for a pod whose allocation every provider already holds (a re-admission
+  // right after Admit, as a restarting kubelet does): the scope's hints and merges only,
+  // nothing stored, nothing allocated. Same answer as Admit for such a pod, because each
+  // provider's Allocate/AllocatePod keeps an existing allocation and succeeds (the CPU set or
+  // pod bubble with every container entry, the memory blocks, the devices) — so only a merge
+  // can refuse it. Policies none and best-effort never refuse here.
+  AdmitResult AdmitAllocated(const Pod& pod, Operation op = Operation::kAdd);
+
+  // The policy's merges of the last Admit or AdmitAllocated, in order: one per merge step
+  // (the pod in pod scope, each container so far in container scope; none in scope none).
+  const std::vector<MergeResult>& last_merges() const { return last_merges_; }
+
   // The hint stored for (pod, container), or the zero hint {nil, false}.
   TopologyHint GetAffinity(const std::string& pod_uid, const std::string& container_name) const;
 
@@ -127,6 +139,9 @@ class Manager {
   std::unique_ptr<Policy> policy_;
   ScopeGates gates_;
   std::vector<HintProvider*> providers_;
+  std::vector<MergeResult> last_merges_;
+  // policy_->Merge, remembered in last_merges_.
+  const MergeResult& Merge(const ProvidersHints& hints);
   std::map<std::string, std::map<std::string, TopologyHint>> pod_topology_hints_;
   // container id -> (pod uid, container name)
   std::map<std::string, std::pair<std::string, std::string>> container_map_;
