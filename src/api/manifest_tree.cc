@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include "absl/status/status.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "util/go_strconv.h"
 #include "util/yaml_guard.h"
 #include "yaml-cpp/yaml.h"
 
@@ -322,6 +324,13 @@ std::string JsonLocation(const std::string& text, size_t position) {
 
 absl::StatusOr<ManifestStream> ParseManifestText(const std::string& text,
                                                  const std::string& source_name) {
+  // go-yaml and encoding/json refuse what is not UTF-8 (kubectl and the API server never see
+  // it); yaml-cpp would take the bytes, and every JSON podtopo writes of the pod would throw.
+  if (std::optional<InvalidUtf8> bad = FindInvalidUtf8(text)) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: line {}, column {}: invalid UTF-8 (byte 0x{:02x})", source_name,
+                    bad->line, bad->column, bad->byte));
+  }
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
     ManifestStream stream;
