@@ -524,7 +524,7 @@ TEST(ExplainTest, JsonIsStable) {
                       "topologyManagerPolicy", "scope", "podLevel", "podBudget", "cpus",
                       "containers", "mergeSteps", "nodeFit", "allocationFailure", "decision",
                       "suggestions", "note"}));
-  EXPECT_EQ(j["mergeSteps"][0]["masksTried"][0]["numaNodes"], nlohmann::ordered_json({0}));
+  EXPECT_EQ(j["mergeSteps"][0]["masksTried"][0]["numaNodes"], nlohmann::ordered_json::array({0}));
   EXPECT_EQ(j["mergeSteps"][0]["masksTried"][0]["why"][0], "cpu: need 20, free 15 on NUMA 0");
   EXPECT_EQ(RenderJson(ex), RenderJson(ExplainFile(Testdata("big-pod-level.yaml"), SeedConfig())));
 }
