@@ -56,11 +56,7 @@ step "the core's unit tests under ASan+UBSan (build-asan/)"
 fuzz_seconds=${PODTOPO_FUZZ_SECONDS:-5}
 if [ "$fuzz_seconds" != 0 ]; then
   step "every fuzz target for ${fuzz_seconds} s (build-asan/)"
-  targets=$(PODTOPO_FUZZ_BUILD=build-asan bash scripts/fuzz.sh --list)
-  [ -n "$targets" ] || { echo "test.sh: no fuzz target in build-asan/fuzz" >&2; exit 1; }
-  for t in $targets; do
-    PODTOPO_FUZZ_BUILD=build-asan bash scripts/fuzz.sh "$t" "$fuzz_seconds"
-  done
+  bash scripts/fuzz.sh --build-dir build-asan --all "$fuzz_seconds"
 fi
 
 # ThreadSanitizer on the server side (the PodResources server, the daemon, metrics) and the
