@@ -114,7 +114,9 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   // admission's rejection, or nullopt when the pod survives a restart. Changes no state.
   std::optional<AdmitResult> RestartRejection(const Pod& pod, std::string* hints);
   std::map<std::string, TopologyHint> StoredHints(const Pod& pod) const;
-  PodAllocation View(const Pod& pod) const;
+  PodAllocation View(const Pod& pod) const { return View(pod, GetPodQos(pod, pod_gates)); }
+  // The same, with the pod's QoS class already known.
+  PodAllocation View(const Pod& pod, QosClass qos) const;
   const Pod* Find(const std::string& ns, const std::string& name) const {
     for (const auto& p : admitted) {
       if (p.namespace_name == ns && p.name == name) return &p;
@@ -533,10 +535,8 @@ void Node::Impl::BeginStep(const Pod& pod, const Container* container) {
     step.cpu_reusable = cpu->CpusToReuse(pod.uid).Size();
   }
   if (memory.has_value()) {
-    auto req = container == nullptr
-                   ? memorymanager::GetPodRequestedResources(pod, pod_level_managers)
-                   : memorymanager::GetContainerRequestedResources(pod, *container,
-                                                                   pod_level_managers);
+    auto req = container == nullptr ? memory->PodRequestedResources(pod)
+                                    : memory->ContainerRequestedResources(pod, *container);
     if (req.ok()) step.memory_request = *req;
   }
   auto add_devices = [&](const Container& c) {
@@ -568,21 +568,20 @@ void Node::Impl::FillTraceHeader(const Pod& pod, AdmissionTrace& t) const {
   t.numa_ids = topology.NumaIds();
   if (t.numa_ids.empty()) t.numa_ids = topology.cpus.NumaNodes();
   if (cpu != nullptr) {
-    t.pod_cpus = cpu->PodGuaranteedCpus(pod);
+    const QosClass qos = cpu->PodQos(pod);
+    t.pod_cpus = cpu->PodGuaranteedCpus(pod, qos);
     for (const Container* c : pod.InitAndAppContainers()) {
-      t.container_cpus[c->name] = cpu->GuaranteedCpus(pod, *c);
+      t.container_cpus[c->name] = cpu->GuaranteedCpus(pod, qos, *c);
     }
     if (pod_level_managers && pod_level_resources && pod.HasPodLevelResources()) {
-      absl::Status v = cpu->ValidatePodScopeResources(pod);
+      absl::Status v = cpu->ValidatePodScopeResources(pod, qos);
       if (!v.ok()) t.cpu_shared_pool_error = std::string(v.message());
     }
   }
   if (memory.has_value()) {
-    if (auto r = memorymanager::GetPodRequestedResources(pod, pod_level_managers); r.ok()) {
-      t.pod_memory = *r;
-    }
+    if (auto r = memory->PodRequestedResources(pod); r.ok()) t.pod_memory = *r;
     for (const Container* c : pod.InitAndAppContainers()) {
-      auto r = memorymanager::GetContainerRequestedResources(pod, *c, pod_level_managers);
+      auto r = memory->ContainerRequestedResources(pod, *c);
       if (r.ok() && !r->empty()) t.container_memory[c->name] = *r;
     }
   }
@@ -640,20 +639,38 @@ std::string HintsText(const std::string& provider, const topologymanager::Provid
 }  // namespace
 
 std::optional<AdmitResult> Node::Impl::RestartRejection(const Pod& pod, std::string* hints) {
+  // The pod's allocation is in place: only the merges of the hints regenerated from it can
+  // refuse (Manager::AdmitAllocated), and they change no state. The exhaustive oracle keeps
+  // the whole re-admission (allocation included) on copies of the state.
+  if (!options.exhaustive_hints) {
+    AdmissionTrace* outer = trace;
+    trace = nullptr;
+    AdmitResult r = tm->AdmitAllocated(pod);
+    trace = outer;
+    if (r.admit) return std::nullopt;
+  }
   const cpumanager::CpuState cpu_before = cpu_state;
   const memorymanager::MemoryState memory_before = memory_state;
   const devicemanager::DeviceManager devices_before = devices;
   const std::map<std::string, TopologyHint> hints_before = StoredHints(pod);
-  AdmissionTrace restart_trace;
   AdmissionTrace* outer = trace;
-  trace = &restart_trace;
-  AdmitResult again = tm->Admit(pod);
-  trace = outer;
-  cpu_state = cpu_before;
-  memory_state = memory_before;
-  devices = devices_before;
-  for (const auto& [name, hint] : hints_before) tm->SetAffinity(pod.uid, name, hint);
+  // Re-admits the pod against the state it leaves, then puts that state back.
+  auto readmit = [&](AdmissionTrace* t) {
+    trace = t;
+    AdmitResult r = tm->Admit(pod);
+    trace = outer;
+    cpu_state = cpu_before;
+    memory_state = memory_before;
+    devices = devices_before;
+    for (const auto& [name, hint] : hints_before) tm->SetAffinity(pod.uid, name, hint);
+    return r;
+  };
+  // Untraced: tracing only observes (admission/trace.h), so the decision is the same.
+  AdmitResult again = readmit(nullptr);
   if (again.admit) return std::nullopt;
+  // Refused (rare): once more, traced, for the regenerated hints the message shows.
+  AdmissionTrace restart_trace;
+  (void)readmit(&restart_trace);
   std::vector<std::string> steps;
   for (const MergeStep& step : restart_trace.merges) {
     std::vector<std::string> providers;
@@ -684,13 +701,13 @@ void Node::Impl::Release(const Pod& pod) {
   tm->RemovePod(pod.uid);
 }
 
-PodAllocation Node::Impl::View(const Pod& pod) const {
+PodAllocation Node::Impl::View(const Pod& pod, QosClass qos) const {
   PodAllocation a;
   a.namespace_name = pod.namespace_name;
   a.name = pod.name;
   a.uid = pod.uid;
   a.admitted = true;
-  a.qos = GetPodQos(pod, pod_gates);
+  a.qos = qos;
   if (cpu != nullptr) {
     if (auto bubble = cpu_state.GetPodCpuSet(pod.uid); bubble.has_value()) a.cpus = *bubble;
   }
@@ -756,13 +773,20 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
     }
     return m.View(*existing);
   }
+  // The managers compute the pod's QoS class and request sizes once for this admission.
+  if (m.cpu != nullptr) m.cpu->BeginAdmission(pod);
+  if (m.memory.has_value()) m.memory->BeginAdmission(pod);
   auto trace = std::make_shared<AdmissionTrace>();
   m.FillTraceHeader(pod, *trace);
   m.trace = trace.get();
-  struct TraceReset {
+  struct AdmissionEnd {
     Node::Impl& m;
-    ~TraceReset() { m.trace = nullptr; }
-  } reset{m};
+    ~AdmissionEnd() {
+      m.trace = nullptr;
+      if (m.cpu != nullptr) m.cpu->EndAdmission();
+      if (m.memory.has_value()) m.memory->EndAdmission();
+    }
+  } end{m};
   PodAllocation rejected;
   rejected.namespace_name = pod.namespace_name;
   rejected.name = pod.name;
@@ -809,7 +833,7 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
     m.Release(pod);
     return s;
   }
-  PodAllocation admitted = m.View(pod);
+  PodAllocation admitted = m.View(pod, rejected.qos);
   admitted.trace = trace;
   return admitted;
 }

@@ -7,10 +7,6 @@
 namespace podtopo {
 namespace {
 
-bool IsQosComputeResource(const std::string& name) {
-  return name == kResourceCpu || name == kResourceMemory;
-}
-
 bool HasSupportedKey(const ResourceList& list) {
   for (const auto& [name, quantity] : list) {
     if (IsSupportedPodLevelResource(name)) return true;
@@ -18,26 +14,51 @@ bool HasSupportedKey(const ResourceList& list) {
   return false;
 }
 
-// Adds every positive cpu/memory quantity of `from` into `sums`.
-void AddPositiveQosQuantities(const ResourceList& from, ResourceList& sums) {
-  for (const auto& [name, quantity] : from) {
-    if (!IsQosComputeResource(name) || quantity.Sign() <= 0) continue;
-    auto it = sums.find(name);
-    if (it == sums.end()) {
-      sums.emplace(name, quantity);
-    } else {
-      it->second.Add(quantity);
+// The positive cpu and memory quantities of some resource lists, summed per resource (the only
+// resources the QoS class looks at). No allocation: GetPodQos runs many times per admission.
+struct QosSums {
+  Quantity cpu;
+  Quantity memory;
+  bool has_cpu = false;
+  bool has_memory = false;
+
+  void AddPositive(const ResourceList& from) {
+    for (const auto& [name, quantity] : from) {
+      if (quantity.Sign() <= 0) continue;
+      if (name == kResourceCpu) {
+        cpu.Add(quantity);
+        has_cpu = true;
+      } else if (name == kResourceMemory) {
+        memory.Add(quantity);
+        has_memory = true;
+      }
     }
   }
+  bool empty() const { return !has_cpu && !has_memory; }
+};
+
+// The keys as strings, so that lookups build no temporary std::string.
+const std::string& CpuKey() {
+  static const std::string* key = new std::string(kResourceCpu);
+  return *key;
+}
+const std::string& MemoryKey() {
+  static const std::string* key = new std::string(kResourceMemory);
+  return *key;
+}
+
+// The quantity `list` holds for `name`, or null.
+const Quantity* Find(const ResourceList& list, const std::string& name) {
+  auto it = list.find(name);
+  return it == list.end() ? nullptr : &it->second;
 }
 
 // True iff `limits` has positive cpu and memory quantities.
 bool HasPositiveCpuAndMemory(const ResourceList& limits) {
-  auto positive = [&](const char* name) {
-    auto it = limits.find(name);
-    return it != limits.end() && it->second.Sign() > 0;
-  };
-  return positive(kResourceCpu) && positive(kResourceMemory);
+  const Quantity* cpu = Find(limits, CpuKey());
+  if (cpu == nullptr || cpu->Sign() <= 0) return false;
+  const Quantity* memory = Find(limits, MemoryKey());
+  return memory != nullptr && memory->Sign() > 0;
 }
 
 void AddInto(ResourceList& list, const ResourceList& more) {
@@ -150,49 +171,48 @@ const Container* Pod::FindContainer(const std::string& container_name) const {
 }
 
 QosClass GetPodQos(const Pod& pod, const PodGates& gates) {
-  ResourceList requests;
-  ResourceList limits;
+  QosSums requests;
+  QosSums limits;
   bool guaranteed = true;
 
   const bool pod_level =
       gates.pod_level_resources &&
       (gates.fix_kubelet_qos_class ? pod.HasPodLevelResources() : pod.resources.has_value());
   if (pod_level) {
-    AddPositiveQosQuantities(pod.resources->requests, requests);
+    requests.AddPositive(pod.resources->requests);
     if (!pod.resources->limits.empty()) {
-      AddPositiveQosQuantities(pod.resources->limits, limits);
+      limits.AddPositive(pod.resources->limits);
       if (!HasPositiveCpuAndMemory(pod.resources->limits)) guaranteed = false;
     }
   } else {
-    // Ephemeral containers cannot set resources and never count.
-    for (const Container* c : pod.InitAndAppContainers()) {
-      AddPositiveQosQuantities(c->resources.requests, requests);
-      AddPositiveQosQuantities(c->resources.limits, limits);
-      if (!HasPositiveCpuAndMemory(c->resources.limits)) guaranteed = false;
+    // Init and app containers; ephemeral containers cannot set resources and never count.
+    for (const auto* list : {&pod.init_containers, &pod.containers}) {
+      for (const Container& c : *list) {
+        requests.AddPositive(c.resources.requests);
+        limits.AddPositive(c.resources.limits);
+        if (!HasPositiveCpuAndMemory(c.resources.limits)) guaranteed = false;
+      }
     }
   }
 
   if (requests.empty() && limits.empty()) return QosClass::kBestEffort;
-  if (guaranteed) {
-    for (const auto& [name, request] : requests) {
-      auto it = limits.find(name);
-      if (it == limits.end() || it->second.Cmp(request) != 0) {
-        guaranteed = false;
-        break;
-      }
-    }
+  // Guaranteed: every requested resource has an equal limit, and no limit lacks a request.
+  if (guaranteed && requests.has_cpu == limits.has_cpu &&
+      requests.has_memory == limits.has_memory &&
+      (!requests.has_cpu || requests.cpu.Cmp(limits.cpu) == 0) &&
+      (!requests.has_memory || requests.memory.Cmp(limits.memory) == 0)) {
+    return QosClass::kGuaranteed;
   }
-  if (guaranteed && requests.size() == limits.size()) return QosClass::kGuaranteed;
   return QosClass::kBurstable;
 }
 
 bool IsContainerEquivalentQosGuaranteed(const Container& container) {
-  for (const char* name : {kResourceCpu, kResourceMemory}) {
-    auto req = container.resources.requests.find(name);
-    auto lim = container.resources.limits.find(name);
-    Quantity request = req == container.resources.requests.end() ? Quantity() : req->second;
-    Quantity limit = lim == container.resources.limits.end() ? Quantity() : lim->second;
-    if (request.IsZero() || request.Cmp(limit) != 0) return false;
+  for (const std::string* name : {&CpuKey(), &MemoryKey()}) {
+    const Quantity* request = Find(container.resources.requests, *name);
+    if (request == nullptr || request->IsZero()) return false;
+    const Quantity* limit = Find(container.resources.limits, *name);
+    // An absent limit reads as zero, which a non-zero request never equals.
+    if (limit == nullptr || request->Cmp(*limit) != 0) return false;
   }
   return true;
 }

@@ -80,6 +80,11 @@ void ForEachBit(const Word* a, int words, F&& f) {
 // ------------------------------------------------------------------------------------------
 // Per-topology index.
 
+}  // namespace
+
+// Named (not anonymous) so that TopologyTables (cpu_assignment.h) can hold one.
+namespace assignment_internal {
+
 // Candidate children of each parent element: the child elements sharing at least one CPU
 // with the parent in the full topology. `inter[i]` is -1 when the child lies entirely in
 // the parent (then "child has an available CPU in the parent" is "child count > 0"), else the
@@ -127,6 +132,13 @@ struct TopoIndex {
   }
   int NumElems(Kind k) const { return static_cast<int>(ids[k].size()); }
 };
+
+}  // namespace assignment_internal
+
+namespace {
+
+using assignment_internal::Relation;
+using assignment_internal::TopoIndex;
 
 int ElemId(const CpuInfo& info, Kind k) {
   switch (k) {
@@ -256,22 +268,24 @@ bool IndexMatches(const TopoIndex& t, const CpuTopology& topo) {
   return true;
 }
 
-// The index of `topo`, from a small per-thread cache.
-const TopoIndex& GetIndex(const CpuTopology& topo) {
+// The index of `topo`, from a small per-thread cache (shared with TopologyTables).
+const std::shared_ptr<const TopoIndex>& GetSharedIndex(const CpuTopology& topo) {
   constexpr size_t kCacheSize = 4;
-  thread_local std::vector<std::unique_ptr<TopoIndex>> cache;
+  thread_local std::vector<std::shared_ptr<const TopoIndex>> cache;
   for (size_t i = 0; i < cache.size(); ++i) {
     if (IndexMatches(*cache[i], topo)) {
       if (i != 0)
         std::rotate(cache.begin(), cache.begin() + static_cast<long>(i),
                     cache.begin() + static_cast<long>(i) + 1);
-      return *cache.front();
+      return cache.front();
     }
   }
   cache.insert(cache.begin(), BuildIndex(topo));
   if (cache.size() > kCacheSize) cache.pop_back();
-  return *cache.front();
+  return cache.front();
 }
+
+const TopoIndex& GetIndex(const CpuTopology& topo) { return *GetSharedIndex(topo); }
 
 // ------------------------------------------------------------------------------------------
 // The accumulator (cpuAccumulator).
@@ -953,10 +967,16 @@ Outcome PackedOn(Accumulator& acc, const TopoIndex& t, const Word* available, in
 
 }  // namespace
 
+TopologyTables::TopologyTables(const CpuTopology& topo) : index_(GetSharedIndex(topo)) {}
+TopologyTables::~TopologyTables() = default;
+TopologyTables::TopologyTables(const TopologyTables&) = default;
+TopologyTables& TopologyTables::operator=(const TopologyTables&) = default;
+
 absl::StatusOr<CpuSet> TakeByTopologyNumaPacked(const CpuTopology& topo, const CpuSet& available,
                                                 int num_cpus, CpuSortingStrategy strategy,
-                                                bool prefer_align_by_uncore_cache) {
-  const TopoIndex& t = GetIndex(topo);
+                                                bool prefer_align_by_uncore_cache,
+                                                const TopologyTables* tables) {
+  const TopoIndex& t = tables != nullptr ? tables->index() : GetIndex(topo);
   Workspace& ws = GetWorkspace();
   ToWords(t, available, &ws.words);
   Outcome outcome =
@@ -966,7 +986,8 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaPacked(const CpuTopology& topo, const C
 
 absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(
     const CpuTopology& topo, const CpuSet& available, int num_cpus, int cpu_group_size,
-    CpuSortingStrategy strategy, bool align_by_socket, int min_numas_from_hint) {
+    CpuSortingStrategy strategy, bool align_by_socket, int min_numas_from_hint,
+    const TopologyTables* tables) {
   if (cpu_group_size <= 0) {
     return absl::InvalidArgumentError(fmt::format(
         "cpu group size must be positive, got {} (the kubelet would panic)", cpu_group_size));
@@ -974,9 +995,9 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(
   const int g = cpu_group_size;
   const int n = num_cpus;
   // Requests that cannot be handed out in whole groups use the packed algorithm.
-  if (n % g != 0) return TakeByTopologyNumaPacked(topo, available, n, strategy, false);
+  if (n % g != 0) return TakeByTopologyNumaPacked(topo, available, n, strategy, false, tables);
 
-  const TopoIndex& t = GetIndex(topo);
+  const TopoIndex& t = tables != nullptr ? tables->index() : GetIndex(topo);
   Workspace& ws = GetWorkspace();
   ToWords(t, available, &ws.words);
   Accumulator& acc = ws.outer;

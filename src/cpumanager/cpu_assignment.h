@@ -33,10 +33,13 @@
 //
 // Performance: per-topology lookup tables are built on first use and cached per thread
 // (validated against the topology's full content on every call, so mutating or replacing a
-// topology is safe). A take on a 256-CPU, 8-NUMA machine costs about 1-3 us.
+// topology is safe), or passed in as TopologyTables by a caller whose topology never changes.
+// A take on a 256-CPU, 8-NUMA machine costs about 1-3 us.
 // Thread safety: the functions may be called concurrently from several threads.
 #ifndef PODTOPO_CPUMANAGER_CPU_ASSIGNMENT_H_
 #define PODTOPO_CPUMANAGER_CPU_ASSIGNMENT_H_
+
+#include <memory>
 
 #include "absl/status/statusor.h"
 #include "cpuset/cpuset.h"
@@ -49,12 +52,34 @@ enum class CpuSortingStrategy {
   kSpread,  // distribute-cpus-across-cores: no whole-core step, CPUs in socket/id order
 };
 
+namespace assignment_internal {
+struct TopoIndex;
+}  // namespace assignment_internal
+
+// The lookup tables of one topology, built once. A caller that takes many times from one
+// topology that never changes (StaticPolicy keeps its own copy) passes them to the takes
+// below, which then skip the per-call check of the topology's content (an O(CPUs) walk).
+// They must have been built from the `topo` passed with them. Immutable; copies share.
+class TopologyTables {
+ public:
+  explicit TopologyTables(const CpuTopology& topo);
+  ~TopologyTables();
+  TopologyTables(const TopologyTables&);
+  TopologyTables& operator=(const TopologyTables&);
+  const assignment_internal::TopoIndex& index() const { return *index_; }
+
+ private:
+  std::shared_ptr<const assignment_internal::TopoIndex> index_;
+};
+
 // takeByTopologyNUMAPacked: `num_cpus` CPUs from `available` (CPUs the topology does not
 // know are ignored). num_cpus <= 0 gives the empty set. `prefer_align_by_uncore_cache` is
-// the prefer-align-cpus-by-uncorecache option.
+// the prefer-align-cpus-by-uncorecache option. `tables`: see TopologyTables (null = the
+// per-thread cache).
 absl::StatusOr<CpuSet> TakeByTopologyNumaPacked(const CpuTopology& topo, const CpuSet& available,
                                                 int num_cpus, CpuSortingStrategy strategy,
-                                                bool prefer_align_by_uncore_cache);
+                                                bool prefer_align_by_uncore_cache,
+                                                const TopologyTables* tables = nullptr);
 
 // takeByTopologyNUMADistributed. `cpu_group_size` is 1, or CpusPerCore() with
 // full-pcpus-only; when num_cpus is not a multiple of it the packed algorithm is used
@@ -67,7 +92,8 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
                                                      const CpuSet& available, int num_cpus,
                                                      int cpu_group_size,
                                                      CpuSortingStrategy strategy,
-                                                     bool align_by_socket, int min_numas_from_hint);
+                                                     bool align_by_socket, int min_numas_from_hint,
+                                                     const TopologyTables* tables = nullptr);
 
 }  // namespace podtopo::cpumanager
 

@@ -21,9 +21,16 @@ constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
 int Saturate(int64_t v) { return static_cast<int>(std::clamp<int64_t>(v, 0, kMaxInt)); }
 
 // The quantity stored under `name`, or zero when absent (a Go map lookup).
-Quantity QuantityOf(const ResourceList& list, const char* name) {
+// The quantity `list` holds for `name` (zero when absent). `name` is a std::string so that the
+// lookup builds no temporary.
+Quantity QuantityOf(const ResourceList& list, const std::string& name) {
   auto it = list.find(name);
   return it == list.end() ? Quantity() : it->second;
+}
+
+const std::string& CpuKey() {
+  static const std::string* key = new std::string(kResourceCpu);
+  return *key;
 }
 
 bool IsIntegralCpuAmount(const Quantity& q) { return q.Value() * 1000 == q.MilliValue(); }
@@ -74,7 +81,8 @@ StaticPolicy::StaticPolicy(const CpuTopology& topology, const StaticPolicyOption
       options_(options),
       gates_(gates),
       affinity_(affinity),
-      cpu_group_size_(topology.CpusPerCore()) {}
+      cpu_group_size_(topology.CpusPerCore()),
+      tables_(topology_) {}
 
 absl::StatusOr<std::unique_ptr<StaticPolicy>> StaticPolicy::Create(
     const CpuTopology& topology, const StaticPolicyConfig& config, const AffinityStore* affinity) {
@@ -203,9 +211,44 @@ bool StaticPolicy::SkipsPodLevelPod(const Pod& pod) const {
          pod.HasPodLevelResources();
 }
 
+QosClass StaticPolicy::PodQos(const Pod& pod) const {
+  if (const AdmissionMemo* memo = MemoFor(pod)) return memo->qos;
+  return GetPodQos(pod, gates_.Qos());
+}
+
+void StaticPolicy::BeginAdmission(const Pod& pod) {
+  admission_.reset();
+  AdmissionMemo memo;
+  memo.pod = &pod;
+  memo.qos = PodQos(pod);
+  for (const Container* c : pod.InitAndAppContainers()) {
+    memo.guaranteed.emplace_back(c, GuaranteedCpus(pod, memo.qos, *c));
+  }
+  memo.pod_guaranteed = PodGuaranteedCpus(pod, memo.qos);
+  memo.pod_scope = ValidatePodScopeResources(pod, memo.qos);
+  admission_ = std::move(memo);
+}
+
 int StaticPolicy::GuaranteedCpus(const Pod& pod, const Container& container) const {
-  if (GetPodQos(pod, gates_.Qos()) != QosClass::kGuaranteed) return 0;
-  Quantity cpu = QuantityOf(container.resources.requests, kResourceCpu);
+  return GuaranteedCpus(pod, PodQos(pod), container);
+}
+
+int StaticPolicy::PodGuaranteedCpus(const Pod& pod) const {
+  return PodGuaranteedCpus(pod, PodQos(pod));
+}
+
+absl::Status StaticPolicy::ValidatePodScopeResources(const Pod& pod) const {
+  return ValidatePodScopeResources(pod, PodQos(pod));
+}
+
+int StaticPolicy::GuaranteedCpus(const Pod& pod, QosClass qos, const Container& container) const {
+  if (const AdmissionMemo* memo = MemoFor(pod); memo != nullptr && memo->qos == qos) {
+    for (const auto& [c, cpus] : memo->guaranteed) {
+      if (c == &container) return cpus;
+    }
+  }
+  if (qos != QosClass::kGuaranteed) return 0;
+  Quantity cpu = QuantityOf(container.resources.requests, CpuKey());
   // Pod-level resource management: only containers that are Guaranteed on their own
   // (cpu and memory request == limit) get exclusive CPUs. The kubelet checks only the
   // PodLevelResourceManagers gate here.
@@ -217,10 +260,13 @@ int StaticPolicy::GuaranteedCpus(const Pod& pod, const Container& container) con
   return Saturate(cpu.Value());
 }
 
-int StaticPolicy::PodGuaranteedCpus(const Pod& pod) const {
+int StaticPolicy::PodGuaranteedCpus(const Pod& pod, QosClass qos) const {
+  if (const AdmissionMemo* memo = MemoFor(pod); memo != nullptr && memo->qos == qos) {
+    return memo->pod_guaranteed;
+  }
   if (gates_.pod_level_resource_managers && pod.HasPodLevelResources()) {
-    if (GetPodQos(pod, gates_.Qos()) != QosClass::kGuaranteed) return 0;
-    auto it = pod.resources->requests.find(kResourceCpu);
+    if (qos != QosClass::kGuaranteed) return 0;
+    auto it = pod.resources->requests.find(CpuKey());
     if (it != pod.resources->requests.end() && IsIntegralCpuAmount(it->second)) {
       return Saturate(it->second.Value());
     }
@@ -229,8 +275,8 @@ int StaticPolicy::PodGuaranteedCpus(const Pod& pod) const {
   int64_t by_init = 0;
   int64_t by_restartable_init = 0;
   for (const Container& c : pod.init_containers) {
-    if (!c.resources.requests.contains(kResourceCpu)) continue;
-    int64_t cpus = GuaranteedCpus(pod, c);
+    if (!c.resources.requests.contains(CpuKey())) continue;
+    int64_t cpus = GuaranteedCpus(pod, qos, c);
     if (c.IsRestartableInit()) {
       by_restartable_init += cpus;
     } else if (by_restartable_init + cpus > by_init) {
@@ -239,19 +285,22 @@ int StaticPolicy::PodGuaranteedCpus(const Pod& pod) const {
   }
   int64_t by_app = 0;
   for (const Container& c : pod.containers) {
-    if (!c.resources.requests.contains(kResourceCpu)) continue;
-    by_app += GuaranteedCpus(pod, c);
+    if (!c.resources.requests.contains(CpuKey())) continue;
+    by_app += GuaranteedCpus(pod, qos, c);
   }
   int64_t long_running = by_app + by_restartable_init;
   return Saturate(std::max(by_init, long_running));
 }
 
-absl::Status StaticPolicy::ValidatePodScopeResources(const Pod& pod) const {
-  const int64_t total = PodGuaranteedCpus(pod);
+absl::Status StaticPolicy::ValidatePodScopeResources(const Pod& pod, QosClass qos) const {
+  if (const AdmissionMemo* memo = MemoFor(pod); memo != nullptr && memo->qos == qos) {
+    return memo->pod_scope;
+  }
+  const int64_t total = PodGuaranteedCpus(pod, qos);
   bool has_shared_long_running = false;
   int64_t sum_long_running_exclusive = 0;
   for (const Container& c : pod.init_containers) {
-    int64_t g = GuaranteedCpus(pod, c);
+    int64_t g = GuaranteedCpus(pod, qos, c);
     if (!c.IsRestartableInit()) {
       if (g > 0) {
         int64_t pool = total - sum_long_running_exclusive;
@@ -276,7 +325,7 @@ absl::Status StaticPolicy::ValidatePodScopeResources(const Pod& pod) const {
     }
   }
   for (const Container& c : pod.containers) {
-    int64_t g = GuaranteedCpus(pod, c);
+    int64_t g = GuaranteedCpus(pod, qos, c);
     if (g == 0) {
       has_shared_long_running = true;
     } else {
@@ -316,10 +365,11 @@ absl::StatusOr<CpuSet> StaticPolicy::TakeByTopology(const CpuSet& available, int
   if (options_.distribute_cpus_across_numa) {
     int group = options_.full_physical_cpus_only ? cpu_group_size_ : 1;
     return TakeByTopologyNumaDistributed(topology_, available, num_cpus, group, strategy,
-                                         options_.align_by_socket, min_numas_from_hint);
+                                         options_.align_by_socket, min_numas_from_hint,
+                                         &tables_);
   }
   return TakeByTopologyNumaPacked(topology_, available, num_cpus, strategy,
-                                  options_.prefer_align_by_uncore_cache);
+                                  options_.prefer_align_by_uncore_cache, &tables_);
 }
 
 CpuSet StaticPolicy::AlignedCpus(BitMask affinity, const CpuSet& allocatable) const {
@@ -412,11 +462,11 @@ absl::Status StaticPolicy::Allocate(CpuState& state, const Pod& pod, const Conta
 }
 
 absl::StatusOr<std::map<std::string, CpuSet>> StaticPolicy::PartitionPodCpus(
-    const Pod& pod, const CpuSet& bubble, const std::map<std::string, CpuSet>& existing) const {
+    const Pod& pod, QosClass qos, const CpuSet& bubble, const std::map<std::string, CpuSet>& existing) const {
   std::map<std::string, CpuSet> assigned;  // containers with their own set
   CpuSet sidecars;
   for (const Container& c : pod.init_containers) {
-    int n = GuaranteedCpus(pod, c);
+    int n = GuaranteedCpus(pod, qos, c);
     auto found = existing.find(c.name);
     if (found != existing.end()) {
       assigned[c.name] = found->second;
@@ -441,11 +491,11 @@ absl::StatusOr<std::map<std::string, CpuSet>> StaticPolicy::PartitionPodCpus(
     auto found = existing.find(c.name);
     if (found == existing.end()) continue;
     assigned[c.name] = found->second;
-    if (GuaranteedCpus(pod, c) > 0) pool.Subtract(found->second);
+    if (GuaranteedCpus(pod, qos, c) > 0) pool.Subtract(found->second);
   }
   for (const Container& c : pod.containers) {
     if (existing.contains(c.name)) continue;
-    int n = GuaranteedCpus(pod, c);
+    int n = GuaranteedCpus(pod, qos, c);
     if (n == 0) continue;
     absl::StatusOr<CpuSet> cs = TakeByTopology(pool, n);
     if (!cs.ok()) return cs.status();
@@ -462,9 +512,10 @@ absl::StatusOr<std::map<std::string, CpuSet>> StaticPolicy::PartitionPodCpus(
 
 absl::Status StaticPolicy::AllocatePod(CpuState& state, const Pod& pod) {
   if (!PodLevelPath(pod)) return absl::OkStatus();
-  int total = PodGuaranteedCpus(pod);
+  const QosClass qos = PodQos(pod);
+  int total = PodGuaranteedCpus(pod, qos);
   if (total == 0) return absl::OkStatus();  // the pod runs in the node's shared pool
-  if (absl::Status s = ValidatePodScopeResources(pod); !s.ok()) return s;
+  if (absl::Status s = ValidatePodScopeResources(pod, qos); !s.ok()) return s;
 
   std::optional<CpuSet> restored = state.GetPodCpuSet(pod.uid);
   // After a restart the pod's CPUs are no longer in the default set, so the physical-CPU
@@ -490,7 +541,7 @@ absl::Status StaticPolicy::AllocatePod(CpuState& state, const Pod& pod) {
     state.SetPodCpuSet(pod.uid, bubble);
   }
 
-  absl::StatusOr<std::map<std::string, CpuSet>> parts = PartitionPodCpus(pod, bubble, existing);
+  absl::StatusOr<std::map<std::string, CpuSet>> parts = PartitionPodCpus(pod, qos, bubble, existing);
   if (!parts.ok()) {
     // Give every CPU of the pod back to the default set (the kubelet would leak the bubble).
     CpuSet release = bubble;
@@ -606,11 +657,12 @@ HintSetMap StaticPolicy::GetTopologyHintSets(const CpuState& state, const Pod& p
 }
 
 HintSetMap StaticPolicy::GetPodTopologyHintSets(const CpuState& state, const Pod& pod) const {
-  int requested = PodGuaranteedCpus(pod);
+  const QosClass qos = PodQos(pod);
+  int requested = PodGuaranteedCpus(pod, qos);
   if (requested == 0) return {};
   if (SkipsPodLevelPod(pod)) return {};
   if (gates_.pod_level_resource_managers && pod.HasPodLevelResources()) {
-    if (!ValidatePodScopeResources(pod).ok()) return {{kResourceCpu, {}}};
+    if (!ValidatePodScopeResources(pod, qos).ok()) return {{kResourceCpu, {}}};
     // k/k #141041: a restored pod regenerates its hints from the checkpointed bubble (the
     // per-container check below would wrongly reject its pod-shared-pool containers).
     if (std::optional<CpuSet> bubble = state.GetPodCpuSet(pod.uid)) {
@@ -623,7 +675,7 @@ HintSetMap StaticPolicy::GetPodTopologyHintSets(const CpuState& state, const Pod
 
   CpuSet assigned;
   for (const Container* c : pod.InitAndAppContainers()) {
-    int by_container = GuaranteedCpus(pod, *c);
+    int by_container = GuaranteedCpus(pod, qos, *c);
     if (std::optional<CpuSet> allocated = state.GetCpuSet(pod.uid, c->name)) {
       if (allocated->Size() != by_container) return {{kResourceCpu, {}}};
       assigned.UnionWith(*allocated);
@@ -731,7 +783,7 @@ ResourceIsolationLevel StaticPolicy::GetResourceIsolationLevel(const CpuState& s
   if (!state.GetCpuSet(pod.uid, container.name).has_value()) return ResourceIsolationLevel::kHost;
   if (gates_.pod_level_resource_managers && pod.HasPodLevelResources()) {
     bool qualifies = IsContainerEquivalentQosGuaranteed(container) &&
-                     IsIntegralCpuAmount(QuantityOf(container.resources.limits, kResourceCpu));
+                     IsIntegralCpuAmount(QuantityOf(container.resources.limits, CpuKey()));
     if (!qualifies) return ResourceIsolationLevel::kPod;
   }
   return ResourceIsolationLevel::kContainer;

@@ -46,6 +46,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "api/pod.h"
+#include "cpumanager/cpu_assignment.h"
 #include "cpumanager/cpu_state.h"
 #include "cpumanager/policy_options.h"
 #include "cpuset/cpuset.h"
@@ -186,10 +187,24 @@ class StaticPolicy {
   // INT32_MAX CPUs saturate.
   int GuaranteedCpus(const Pod& pod, const Container& container) const;
   int PodGuaranteedCpus(const Pod& pod) const;
+  // The same for a caller that already holds the pod's QoS class (PodQos): one GetPodQos per
+  // admission step instead of one per container.
+  int GuaranteedCpus(const Pod& pod, QosClass qos, const Container& container) const;
+  int PodGuaranteedCpus(const Pod& pod, QosClass qos) const;
+  // GetPodQos with the gates this policy reads.
+  QosClass PodQos(const Pod& pod) const;
+
+  // An admission of `pod` is under way (Node::Admit): until EndAdmission, the calls above about
+  // this same Pod object (and its containers) answer from values computed once here instead
+  // of re-reading the pod's resources each time. The answers are the same; the pod must not
+  // change in between.
+  void BeginAdmission(const Pod& pod);
+  void EndAdmission() { admission_.reset(); }
 
   // validatePodScopeResources (kep5526 §4.1): EmptyPodSharedPoolError when containers left
   // for the pod's shared pool would get no CPUs.
   absl::Status ValidatePodScopeResources(const Pod& pod) const;
+  absl::Status ValidatePodScopeResources(const Pod& pod, QosClass qos) const;
 
   // allocateCPUs (§2.5): takes `num_cpus` from (default − reserved) ∪ reusable, CPUs of the
   // affinity's NUMA nodes (their sockets with align-by-socket) first, and removes them from
@@ -244,7 +259,7 @@ class StaticPolicy {
   // Splits `bubble` among the pod's containers (§2.7 step 6); containers already in `existing`
   // keep their entries. Returns name -> cpuset for every init and app container.
   absl::StatusOr<std::map<std::string, CpuSet>> PartitionPodCpus(
-      const Pod& pod, const CpuSet& bubble,
+      const Pod& pod, QosClass qos, const CpuSet& bubble,
       const std::map<std::string, CpuSet>& existing) const;
 
   CpuTopology topology_;
@@ -252,10 +267,23 @@ class StaticPolicy {
   StaticPolicyGates gates_;
   const AffinityStore* affinity_;  // not owned; may be null
   int cpu_group_size_ = 0;
+  TopologyTables tables_;  // of topology_, which never changes
   bool exhaustive_hints_ = false;
   CpuSet reserved_;
   CpuSet reserved_physical_;
   std::map<std::string, CpuSet> cpus_to_reuse_;
+  // BeginAdmission's values for the pod being admitted.
+  struct AdmissionMemo {
+    const Pod* pod = nullptr;
+    QosClass qos = QosClass::kBestEffort;
+    std::vector<std::pair<const Container*, int>> guaranteed;  // init, then app containers
+    int pod_guaranteed = 0;
+    absl::Status pod_scope;  // ValidatePodScopeResources
+  };
+  const AdmissionMemo* MemoFor(const Pod& pod) const {
+    return admission_.has_value() && admission_->pod == &pod ? &*admission_ : nullptr;
+  }
+  std::optional<AdmissionMemo> admission_;
 };
 
 // `podtopo debug take-cpus`: takeByTopology over `available` with the given options, or, with a

@@ -324,12 +324,36 @@ bool StaticPolicy::PodLevelSkipped(const Pod& pod) const {
          pod.HasPodLevelResources();
 }
 
+QosClass StaticPolicy::PodQos(const Pod& pod) const {
+  if (const AdmissionMemo* memo = MemoFor(pod)) return memo->qos;
+  return GetPodQos(pod, gates_.Qos());
+}
+
+void StaticPolicy::BeginAdmission(const Pod& pod) {
+  admission_.reset();
+  AdmissionMemo memo;
+  memo.pod = &pod;
+  memo.qos = PodQos(pod);
+  for (const Container* c : pod.InitAndAppContainers()) {
+    memo.containers.emplace_back(c, ContainerRequestedResources(pod, *c));
+  }
+  memo.pod_request = PodRequestedResources(pod);
+  memo.pod_scope = ValidatePodScopeResources(pod);
+  admission_ = std::move(memo);
+}
+
 absl::StatusOr<RequestedResources> StaticPolicy::ContainerRequestedResources(
     const Pod& pod, const Container& c) const {
+  if (const AdmissionMemo* memo = MemoFor(pod)) {
+    for (const auto& [container, req] : memo->containers) {
+      if (container == &c) return req;
+    }
+  }
   return GetContainerRequestedResources(pod, c, gates_.pod_level_resource_managers);
 }
 
 absl::StatusOr<RequestedResources> StaticPolicy::PodRequestedResources(const Pod& pod) const {
+  if (const AdmissionMemo* memo = MemoFor(pod)) return memo->pod_request;
   return GetPodRequestedResources(pod, gates_.pod_level_resource_managers);
 }
 
@@ -478,6 +502,7 @@ HintSetMap StaticPolicy::CalculateHints(const NumaNodeMap& ms, const Pod& pod,
 }
 
 absl::Status StaticPolicy::ValidatePodScopeResources(const Pod& pod) const {
+  if (const AdmissionMemo* memo = MemoFor(pod)) return memo->pod_scope;
   absl::StatusOr<RequestedResources> total_or = PodRequestedResources(pod);
   if (!total_or.ok()) return total_or.status();
   const RequestedResources& total = *total_or;
@@ -650,7 +675,7 @@ void StaticPolicy::UpdateInitContainersMemoryBlocks(MemoryState& state, const Po
 
 absl::Status StaticPolicy::Allocate(MemoryState& state, const Pod& pod,
                                     const Container& container) {
-  if (GetPodQos(pod, gates_.Qos()) != QosClass::kGuaranteed) return absl::OkStatus();
+  if (PodQos(pod) != QosClass::kGuaranteed) return absl::OkStatus();
   if (PodLevelSkipped(pod)) return absl::OkStatus();
 
   if (const std::vector<Block>* blocks = state.GetMemoryBlocks(pod.uid, container.name)) {
@@ -686,7 +711,7 @@ absl::Status StaticPolicy::Allocate(MemoryState& state, const Pod& pod,
 }
 
 absl::Status StaticPolicy::AllocatePod(MemoryState& state, const Pod& pod) {
-  if (GetPodQos(pod, gates_.Qos()) != QosClass::kGuaranteed) return absl::OkStatus();
+  if (PodQos(pod) != QosClass::kGuaranteed) return absl::OkStatus();
   if (!PodLevelManaged(pod)) {
     return absl::FailedPreconditionError(fmt::format(
         "[memorymanager] AllocatePod needs pod-level resources and the PodLevelResources and "
@@ -836,7 +861,7 @@ std::optional<HintMap> StaticPolicy::GetPodTopologyHints(const MemoryState& stat
 std::optional<HintSetMap> StaticPolicy::GetTopologyHintSets(const MemoryState& state,
                                                             const Pod& pod,
                                                             const Container& container) const {
-  if (GetPodQos(pod, gates_.Qos()) != QosClass::kGuaranteed) return std::nullopt;
+  if (PodQos(pod) != QosClass::kGuaranteed) return std::nullopt;
   absl::StatusOr<RequestedResources> req = ContainerRequestedResources(pod, container);
   if (!req.ok()) return std::nullopt;
   if (PodLevelSkipped(pod)) return std::nullopt;
@@ -849,7 +874,7 @@ std::optional<HintSetMap> StaticPolicy::GetTopologyHintSets(const MemoryState& s
 
 std::optional<HintSetMap> StaticPolicy::GetPodTopologyHintSets(const MemoryState& state,
                                                                const Pod& pod) const {
-  if (GetPodQos(pod, gates_.Qos()) != QosClass::kGuaranteed) return std::nullopt;
+  if (PodQos(pod) != QosClass::kGuaranteed) return std::nullopt;
   absl::StatusOr<RequestedResources> req = PodRequestedResources(pod);
   if (!req.ok()) return std::nullopt;
   if (PodLevelSkipped(pod)) return std::nullopt;

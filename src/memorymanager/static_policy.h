@@ -187,15 +187,25 @@ class StaticPolicy {
 
   const PolicyGates& gates() const { return gates_; }
 
+  // An admission of `pod` is under way (Node::Admit): until EndAdmission, the policy's calls
+  // about this same Pod object (and its containers) take its QoS class, requested memory and
+  // shared-pool validation from values computed once here. The answers are the same; the pod
+  // must not change in between.
+  void BeginAdmission(const Pod& pod);
+  void EndAdmission() { admission_.reset(); }
+
+  // GetContainerRequestedResources / GetPodRequestedResources with this policy's gate.
+  absl::StatusOr<RequestedResources> ContainerRequestedResources(const Pod& pod,
+                                                                 const Container& c) const;
+  absl::StatusOr<RequestedResources> PodRequestedResources(const Pod& pod) const;
+
  private:
   StaticPolicy(std::vector<MachineNumaNode> machine, SystemReservedMemory system_reserved,
                const AffinityStore* affinity, PolicyGates gates);
 
+  QosClass PodQos(const Pod& pod) const;
   bool PodLevelManaged(const Pod& pod) const;
   bool PodLevelSkipped(const Pod& pod) const;
-  absl::StatusOr<RequestedResources> ContainerRequestedResources(const Pod& pod,
-                                                                 const Container& c) const;
-  absl::StatusOr<RequestedResources> PodRequestedResources(const Pod& pod) const;
   absl::Status ValidatePodScopeResources(const Pod& pod) const;
   // calculateHints by structure, and as the kubelet walks it (the oracle).
   HintSetMap CalculateHints(const NumaNodeMap& ms, const Pod& pod,
@@ -225,6 +235,18 @@ class StaticPolicy {
   ReusableMemory init_containers_reusable_memory_;
   bool exhaustive_hints_ = false;
   std::vector<std::string> notices_;
+  // BeginAdmission's values for the pod being admitted.
+  struct AdmissionMemo {
+    const Pod* pod = nullptr;
+    QosClass qos = QosClass::kBestEffort;
+    std::vector<std::pair<const Container*, absl::StatusOr<RequestedResources>>> containers;
+    absl::StatusOr<RequestedResources> pod_request;
+    absl::Status pod_scope;  // ValidatePodScopeResources
+  };
+  const AdmissionMemo* MemoFor(const Pod& pod) const {
+    return admission_.has_value() && admission_->pod == &pod ? &*admission_ : nullptr;
+  }
+  std::optional<AdmissionMemo> admission_;
 };
 
 // getContainerRequestedResources / getPodRequestedResources as free functions (the kubelet's

@@ -91,6 +91,36 @@ AdmitResult Manager::AdmitPod(const Pod& pod, Operation op) {
   return GetPodAdmitResult(absl::OkStatus());
 }
 
+AdmitResult Manager::AdmitAllocated(const Pod& pod, Operation op) {
+  // Their merges always admit (policy.cc MergeWith).
+  const std::string policy = policy_->Name();
+  if (policy == kPolicyNone || policy == kPolicyBestEffort) {
+    return GetPodAdmitResult(absl::OkStatus());
+  }
+  if (scope_name_ == kScopeContainer) {
+    for (const Container* container : AdmissionOrder(pod)) {
+      ProvidersHints hints;
+      hints.reserve(providers_.size());
+      for (HintProvider* provider : providers_) {
+        hints.push_back(provider->GetTopologyHints(pod, *container, op));
+      }
+      if (!policy_->Merge(hints).admit) return GetPodAdmitResult(TopologyAffinityError());
+    }
+  } else if (scope_name_ == kScopePod) {
+    ProvidersHints hints;
+    hints.reserve(providers_.size());
+    for (HintProvider* provider : providers_) {
+      hints.push_back(provider->GetPodTopologyHints(pod, op));
+    }
+    if (!policy_->Merge(hints).admit) {
+      const bool pod_level = gates_.pod_level_resource_managers && pod.HasPodLevelResources();
+      return GetPodAdmitResult(pod_level ? PodLevelTopologyAffinityError()
+                                         : TopologyAffinityError());
+    }
+  }
+  return GetPodAdmitResult(absl::OkStatus());
+}
+
 TopologyHint Manager::GetAffinity(const std::string& pod_uid,
                                   const std::string& container_name) const {
   auto pod = pod_topology_hints_.find(pod_uid);

@@ -103,6 +103,14 @@ class Manager {
   // Runs the scope's admission for `pod` (see the file comment).
   AdmitResult Admit(const Pod& pod, Operation op = Operation::kAdd);
 
+  // Admit's decision for a pod whose allocation every provider already holds (a re-admission
+  // right after Admit, as a restarting kubelet does): the scope's hints and merges only,
+  // nothing stored, nothing allocated. Same answer as Admit for such a pod, because each
+  // provider's Allocate/AllocatePod keeps an existing allocation and succeeds (the CPU set or
+  // pod bubble with every container entry, the memory blocks, the devices) — so only a merge
+  // can refuse it. Policies none and best-effort never refuse here.
+  AdmitResult AdmitAllocated(const Pod& pod, Operation op = Operation::kAdd);
+
   // The hint stored for (pod, container), or the zero hint {nil, false}.
   TopologyHint GetAffinity(const std::string& pod_uid, const std::string& container_name) const;
 
