@@ -4,6 +4,8 @@
 #include <cctype>
 #include <map>
 #include <memory>
+#include <optional>
+#include <thread>
 #include <set>
 #include <string>
 #include <string_view>
@@ -83,8 +85,10 @@ ManifestNode::Type ClassifyPlain(const std::string& s) {
 // are still parsed (syntax errors are reported), only not kept.
 class TreeBuilder {
  public:
-  explicit TreeBuilder(ManifestNode* root, bool skip_unread = true)
-      : root_(root), skip_unread_(skip_unread) {}
+  // `list_item`: `root` is an item of a document's top-level list (`items`), read on its own
+  // (the parallel JSON List path): the same skipping and depth limit as in the whole document.
+  explicit TreeBuilder(ManifestNode* root, bool skip_unread = true, bool list_item = false)
+      : root_(root), skip_unread_(skip_unread), list_item_(list_item) {}
 
   // Kubernetes objects nest a few levels; a limit keeps the tree (and its destructor) shallow.
   static constexpr size_t kMaxDepth = 512;
@@ -108,7 +112,7 @@ class TreeBuilder {
       ++skip_depth_;
       return skip_depth_ < kMaxDepth || TooDeep();
     }
-    if (stack_.size() >= kMaxDepth) return TooDeep();
+    if (stack_.size() + (list_item_ ? 2 : 0) >= kMaxDepth) return TooDeep();
     ManifestNode& n = Next();
     n.type = type;
     stack_.push_back(&n);
@@ -148,6 +152,7 @@ class TreeBuilder {
   // The map at stack level `level` (1-based) is an object: the document's root map or an
   // item of the root's list (`items`).
   bool IsObject(size_t level) const {
+    if (list_item_) return level == 1 && stack_[0]->type == ManifestNode::Type::kMap;
     if (level == 1) return stack_[0]->type == ManifestNode::Type::kMap;
     return level == 3 && stack_[0]->type == ManifestNode::Type::kMap &&
            stack_[1]->type == ManifestNode::Type::kList &&
@@ -173,6 +178,7 @@ class TreeBuilder {
 
   ManifestNode* root_;
   bool skip_unread_;
+  bool list_item_;
   std::vector<ManifestNode*> stack_;
   bool skip_next_ = false;  // the value of a skipped key comes next
   size_t skip_depth_ = 0;   // inside a skipped value, this many levels deep
@@ -402,7 +408,7 @@ absl::StatusOr<ManifestStream> ParseYaml(const std::string& text, const std::str
 class JsonSax {
  public:
   using json = nlohmann::json;
-  explicit JsonSax(ManifestNode* root) : tree_(root) {}
+  explicit JsonSax(ManifestNode* root, bool list_item = false) : tree_(root, true, list_item) {}
 
   bool null() { return Scalar(ManifestNode::Type::kNull, ""); }
   bool boolean(bool v) { return Scalar(ManifestNode::Type::kBool, v ? "true" : "false"); }
@@ -450,6 +456,126 @@ class JsonSax {
   std::string error_;
 };
 
+// kubectl's List of many objects, `{..., "items": [{...}, {...}, ...], ...}`: where the
+// top-level `items` array is and where each of its elements starts and ends. A structural
+// scan only (strings and nesting); the parsing is nlohmann's.
+struct ListSpans {
+  size_t items_begin = 0, items_end = 0;              // the '[' and one past the ']'
+  std::vector<std::pair<size_t, size_t>> elements;  // [begin, end) of each item
+};
+
+std::optional<ListSpans> FindListItems(const std::string& text) {
+  const size_t n = text.size();
+  size_t i = text.find_first_not_of(" \t\r\n");
+  if (i == std::string::npos || text[i] != '{') return std::nullopt;
+  int depth = 0;
+  ListSpans spans;
+  bool in_items = false;
+  size_t element_begin = std::string::npos;
+  std::string_view last_string;  // the last string at depth 1 (a key when ':' follows)
+  auto skip_ws = [&](size_t at) {
+    while (at < n && (text[at] == ' ' || text[at] == '\t' || text[at] == '\r' || text[at] == '\n')) ++at;
+    return at;
+  };
+  for (; i < n; ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      const size_t begin = i + 1;
+      for (++i; i < n && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      if (i >= n) return std::nullopt;
+      if (depth == 1) last_string = std::string_view(text.data() + begin, i - begin);
+      if (in_items && depth == 2 && element_begin == std::string::npos) element_begin = begin - 1;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+    if (in_items && depth == 2 && element_begin == std::string::npos && c != ']' && c != ',') {
+      element_begin = i;
+    }
+    switch (c) {
+      case '{':
+      case '[':
+        ++depth;
+        break;
+      case '}':
+      case ']':
+        if (in_items && depth == 2) {
+          if (c != ']') return std::nullopt;
+          if (element_begin != std::string::npos) {
+            spans.elements.emplace_back(element_begin, i);
+          } else if (!spans.elements.empty()) {
+            return std::nullopt;  // `[1, ]`
+          }
+          spans.items_end = i + 1;
+          return spans;
+        }
+        --depth;
+        if (depth == 0) return std::nullopt;  // the root ended without items
+        break;
+      case ',':
+        if (in_items && depth == 2) {
+          if (element_begin == std::string::npos) return std::nullopt;
+          spans.elements.emplace_back(element_begin, i);
+          element_begin = std::string::npos;
+        }
+        break;
+      case ':':
+        if (depth == 1 && !in_items && last_string == "items") {
+          const size_t v = skip_ws(i + 1);
+          if (v >= n || text[v] != '[') return std::nullopt;
+          in_items = true;
+          spans.items_begin = v;
+          i = v;
+          ++depth;
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return std::nullopt;
+}
+
+// The JSON List read with its items spread over threads; nullopt when the text is not such a
+// List or any part does not parse (the caller then reads it in one pass, for the error).
+std::optional<ManifestStream> ParseJsonListInParallel(const std::string& text) {
+  std::optional<ListSpans> spans = FindListItems(text);
+  if (!spans.has_value() || spans->elements.size() < 2) return std::nullopt;
+  // The root without its items.
+  std::string rest = text.substr(0, spans->items_begin) + "[]" + text.substr(spans->items_end);
+  ManifestStream stream;
+  stream.json = true;
+  stream.documents.resize(1);
+  ManifestNode& root = stream.documents[0].root;
+  JsonSax root_sax(&root);
+  if (!nlohmann::json::sax_parse(rest, &root_sax)) return std::nullopt;
+  ManifestNode* items = nullptr;
+  for (auto& [key, value] : root.entries) {
+    if (key != "items") continue;
+    if (items != nullptr) return std::nullopt;  // written twice: one pass says what it means
+    items = &value;
+  }
+  if (items == nullptr || !items->IsList() || !items->items.empty()) return std::nullopt;
+  const size_t count = spans->elements.size();
+  items->items.resize(count);
+  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  std::vector<char> ok(threads, 1);
+  auto parse_range = [&](size_t t) {
+    for (size_t k = count * t / threads; k < count * (t + 1) / threads && ok[t]; ++k) {
+      const auto [begin, end] = spans->elements[k];
+      JsonSax sax(&items->items[k], /*list_item=*/true);
+      ok[t] = nlohmann::json::sax_parse(text.data() + begin, text.data() + end, &sax);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(parse_range, t);
+  parse_range(0);
+  for (auto& th : pool) th.join();
+  if (std::find(ok.begin(), ok.end(), 0) != ok.end()) return std::nullopt;
+  return stream;
+}
+
 std::string JsonLocation(const std::string& text, size_t position) {
   // nlohmann counts the byte that failed as position (1-based).
   const size_t at = std::min(position > 0 ? position - 1 : 0, text.size());
@@ -462,9 +588,13 @@ std::string JsonLocation(const std::string& text, size_t position) {
 }  // namespace
 
 absl::StatusOr<ManifestStream> ParseManifestText(const std::string& text,
-                                                 const std::string& source_name) {
+                                                 const std::string& source_name,
+                                                 const ManifestParseOptions& options) {
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
+    if (text.size() >= options.parallel_json_bytes) {
+      if (std::optional<ManifestStream> list = ParseJsonListInParallel(text)) return std::move(*list);
+    }
     ManifestStream stream;
     stream.json = true;
     stream.documents.resize(1);

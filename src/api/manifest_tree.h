@@ -23,6 +23,7 @@
 #ifndef PODTOPO_API_MANIFEST_TREE_H_
 #define PODTOPO_API_MANIFEST_TREE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -61,10 +62,19 @@ struct ManifestStream {
   bool json = false;  // read as JSON
 };
 
+struct ManifestParseOptions {
+  // A JSON object of at least this many bytes with a top-level `items` array (kubectl's List)
+  // has its items parsed on several threads (std::thread::hardware_concurrency, at most 8);
+  // the tree and the errors are those of one pass (any part that does not parse makes it
+  // read again in one pass, for the error).
+  size_t parallel_json_bytes = size_t{4} << 20;
+};
+
 // Text whose first non-blank character is `{` or `[` is read as JSON (one value); anything
 // else, and JSON that does not parse but is valid YAML, as a YAML stream (`---` documents).
 absl::StatusOr<ManifestStream> ParseManifestText(const std::string& text,
-                                                 const std::string& source_name);
+                                                 const std::string& source_name,
+                                                 const ManifestParseOptions& options = {});
 
 }  // namespace podtopo
 

@@ -3,7 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "rapidcheck.h"
+#include "rapidcheck/gtest.h"
 
 namespace podtopo {
 namespace {
@@ -155,6 +161,103 @@ TEST(ManifestTree, DocumentsAndHelmSources) {
   // Anchors belong to their document.
   EXPECT_THAT(ErrorOf("a: &x 1\n---\nb: *x\n"), HasSubstr("line 3"));
   EXPECT_TRUE(ParseManifestText("", "t.yaml")->documents.empty());
+}
+
+}  // namespace
+}  // namespace podtopo
+
+namespace podtopo {
+namespace {
+
+constexpr ManifestParseOptions kOnePass{.parallel_json_bytes = SIZE_MAX};
+constexpr ManifestParseOptions kParallel{.parallel_json_bytes = 0};
+
+// The parallel List path gives the tree of one pass, or fails where one pass fails.
+void ExpectSameAsOnePass(const std::string& text) {
+  absl::StatusOr<ManifestStream> one = ParseManifestText(text, "l.json", kOnePass);
+  absl::StatusOr<ManifestStream> many = ParseManifestText(text, "l.json", kParallel);
+  ASSERT_EQ(one.ok(), many.ok()) << text;
+  if (!one.ok()) {
+    EXPECT_EQ(one.status(), many.status()) << text;
+    return;
+  }
+  ASSERT_EQ(one->documents.size(), many->documents.size());
+  EXPECT_EQ(one->json, many->json);
+  for (size_t d = 0; d < one->documents.size(); ++d) {
+    EXPECT_EQ(Dump(one->documents[d].root), Dump(many->documents[d].root)) << text;
+  }
+}
+
+TEST(ManifestTreeParallelJson, ListsGiveTheTreeOfOnePass) {
+  ExpectSameAsOnePass(R"({"apiVersion": "v1", "kind": "List", "items": [
+      {"kind": "Pod", "metadata": {"name": "a]},[\"x\\", "managedFields": [{"m": 1}]},
+       "status": {"phase": "Running"}, "spec": {"status": [1, {"a": "}"}], "x": []}},
+      7, "s,]", null, true, [], {}, [[1, 2], {"status": 3}],
+      {"items": [{"status": 1}]}
+    ], "metadata": {"resourceVersion": ""}, "status": "top"})");
+  // Not Lists, or not valid: the same answer as one pass.
+  for (const std::string text : std::vector<std::string>{
+           R"({"items": []})", R"({"items": [1]})", R"({"items": [1, 2, ]})",
+           R"({"items": [, 1, 2]})", R"({"items": [1 2, 3]})", R"({"items": [1, 2}, "x": 1})",
+           R"({"items": [1, 2], "items": [3, 4]})", R"({"a": {"items": [1, 2]}})",
+           R"({"items": {"a": 1, "b": 2}})", R"({"items": [1, 2]} x)", R"({"items": [1, 2])",
+           R"({"items": [{"a": [1}, 2]})", R"({"items": ["\u00e9", "\"]"]})",
+           R"({"x": "items", "items": [1, 2]})", R"([{"items": [1, 2]}])", "{items: [1, 2]}"}) {
+    ExpectSameAsOnePass(text);
+  }
+}
+
+TEST(ManifestTreeParallelJson, DepthLimitIsTheSame) {
+  auto nested = [](int depth) {
+    return R"({"items": [1, )" + std::string(depth, '[') + std::string(depth, ']') + "]}";
+  };
+  for (int depth : {508, 509, 510, 511}) ExpectSameAsOnePass(nested(depth));
+  EXPECT_FALSE(ParseManifestText(nested(600), "l.json", kParallel).ok());
+}
+
+// Random Lists: valid ones (every JSON value kind, strings full of JSON punctuation) and the
+// same text with one byte changed.
+RC_GTEST_PROP(ManifestTreeParallelJson, RandomListsGiveTheTreeOfOnePass, ()) {
+  static const std::string kChars = "{}[],:\"\\ a1-.eE\n\t";
+  auto gen_string = rc::gen::container<std::string>(rc::gen::elementOf(kChars));
+  std::function<nlohmann::json(int)> value = [&](int depth) -> nlohmann::json {
+    switch (*rc::gen::inRange(0, depth > 3 ? 4 : 6)) {
+      case 0: return *gen_string;
+      case 1: return *rc::gen::arbitrary<int>();
+      case 2: return nullptr;
+      case 3: return *rc::gen::arbitrary<bool>();
+      case 4: {
+        nlohmann::json a = nlohmann::json::array();
+        for (int i = *rc::gen::inRange(0, 4); i > 0; --i) a.push_back(value(depth + 1));
+        return a;
+      }
+      default: {
+        nlohmann::json o = nlohmann::json::object();
+        for (int i = *rc::gen::inRange(0, 4); i > 0; --i) {
+          o[*rc::gen::element<std::string>("status", "metadata", "managedFields", "items", "x")] =
+              value(depth + 1);
+        }
+        return o;
+      }
+    }
+  };
+  nlohmann::json list = {{"kind", "List"}, {"items", nlohmann::json::array()}};
+  for (int i = *rc::gen::inRange(0, 8); i > 0; --i) list["items"].push_back(value(1));
+  std::string text = list.dump(*rc::gen::inRange(-1, 3));
+  if (*rc::gen::arbitrary<bool>() && !text.empty()) {
+    text[*rc::gen::inRange<size_t>(0, text.size())] = *rc::gen::elementOf(kChars);
+  }
+  absl::StatusOr<ManifestStream> one = ParseManifestText(text, "l.json", kOnePass);
+  absl::StatusOr<ManifestStream> many = ParseManifestText(text, "l.json", kParallel);
+  RC_ASSERT(one.ok() == many.ok());
+  if (one.ok()) {
+    RC_ASSERT(one->documents.size() == many->documents.size());
+    for (size_t d = 0; d < one->documents.size(); ++d) {
+      RC_ASSERT(Dump(one->documents[d].root) == Dump(many->documents[d].root));
+    }
+  } else {
+    RC_ASSERT(one.status() == many.status());
+  }
 }
 
 }  // namespace
