@@ -11,6 +11,9 @@ Input formats (see each fuzz/<target>_fuzzer.cc):
   sysfs                              records "path\\0contents\\0" ("path/\\0\\0" = empty dir)
   podresources_server                1 byte (call | 4 = running-pod filter) + request encoding
   podresources_answer                1 byte (0 List, 1 Get, 2 Allocatable) + response encoding
+  cri_answer                         1 byte (which pods are wanted) + varint length +
+                                     ListPodSandboxResponse + varint length +
+                                     ListContainersResponse + ContainerStatusResponse
 """
 import argparse
 import bz2
@@ -147,6 +150,50 @@ def podresources_seeds(c):
               + field_bytes(2, "default"), f"get-unknown-{flags}")
         c.add("podresources_server", bytes([2 | flags]), f"allocatable-{flags}")
         c.add("podresources_server", bytes([3 | flags]), f"v1alpha1-{flags}")
+
+
+def cri_seeds(c):
+    """ListPodSandbox + ListContainers + ContainerStatus answers as containerd gives them to
+    `podtopo serve --cri` (labels of tests/e2e's pods), and broken ones."""
+    def labels(num, pairs):
+        return b"".join(field_bytes(num, field_bytes(1, k) + field_bytes(2, v)) for k, v in pairs)
+
+    def sandbox(sid, uid, name, state=0, created=1):
+        meta = field_bytes(1, name) + field_bytes(2, uid) + field_bytes(3, "default")
+        return (field_bytes(1, sid) + field_bytes(2, meta) + field_varint(3, state)
+                + field_varint(4, created)
+                + labels(5, [("io.kubernetes.pod.uid", uid), ("io.kubernetes.pod.name", name),
+                             ("podtopo.io/managed", "true")]))
+
+    def ctr(cid, sid, name, state=1, created=1, attempt=0):
+        meta = field_bytes(1, name) + field_varint(2, attempt)
+        return (field_bytes(1, cid) + field_bytes(2, sid) + field_bytes(3, meta)
+                + field_varint(6, state) + field_varint(7, created)
+                + labels(8, [("io.kubernetes.container.name", name),
+                             ("podtopo.io/container-kind", "app")]))
+
+    def status(cpuset):
+        linux = field_varint(1, 100000) + field_varint(3, 1024) + field_bytes(6, cpuset)
+        return field_bytes(1, field_bytes(1, "c1") + field_varint(3, 1)
+                           + field_bytes(16, field_bytes(1, linux)))
+
+    def answer(sandboxes, containers, st):
+        sb = b"".join(field_bytes(1, x) for x in sandboxes)
+        ct = b"".join(field_bytes(1, x) for x in containers)
+        return varint(len(sb)) + sb + varint(len(ct)) + ct + st
+
+    ready = [sandbox("s1", "uid-a", "a", 0, 5), sandbox("s0", "uid-a", "a", 0, 2),
+             sandbox("s2", "uid-b", "b", 1, 3)]
+    conts = [ctr("c1", "s1", "app", 1, 7), ctr("c0", "s1", "app", 2, 6, 1),
+             ctr("c2", "s1", "side", 1, 7), ctr("c3", "s2", "app", 3, 4)]
+    for salt in (0, 1):
+        c.add("cri_answer", bytes([salt]) + answer(ready, conts, status("0-1,3")),
+              f"sync-{salt}")
+    c.add("cri_answer", b"\x00" + answer([ready[0], ready[0]], conts[:1], status("3,0-1")),
+          "duplicated-sandbox")
+    c.add("cri_answer", b"\x00" + answer([sandbox("", "uid-a", "a")], [], status("zero")),
+          "no-id")
+    c.add("cri_answer", b"\x02" + answer([], [], b""), "empty")
 
 
 # ---- the targets ----------------------------------------------------------------------------
@@ -403,6 +450,7 @@ def main():
     sysfs_seeds(c, a.source, a.shared)
     merge_seeds(c, a.shared)
     podresources_seeds(c)
+    cri_seeds(c)
     with open(os.path.join(a.out, "stamp"), "w") as f:
         f.write(json.dumps(c.counts, sort_keys=True) + "\n")
 

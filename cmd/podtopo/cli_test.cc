@@ -224,8 +224,9 @@ TEST(CliTest, RemoveAndShowWithStateDir) {
 }
 
 // Issue 11: admission on the largest machines answers (the kubelet's 2^N walk never ends at
-// 34 NUMA nodes, k/k #135541). Every policy and scope, a GPU pod and a CPU-only pod, on
-// preset:gb200 and preset:numa64, as whole processes. Not timed: they must just finish.
+// 34 NUMA nodes, k/k #135541). Every policy and scope, a GPU pod, a CPU-only pod and a
+// pod-level (KEP-5526) GPU pod, on preset:gb200 and preset:numa64, as whole processes. Not
+// timed: they must just finish, each pod on one NUMA node (bench/ has the times).
 TEST(CliTest, LargeNumaAdmissionsAnswer) {
   const std::string dir = testing::MakeTempDir("podtopo-large-numa");
   struct Machine {
@@ -257,6 +258,22 @@ spec:
     resources:
       requests: {{cpu: "6", memory: 4Gi}}
       limits: {{cpu: "6", memory: 4Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: pod-level}}
+spec:
+  resources:
+    requests: {{cpu: "4", memory: 4Gi}}
+    limits: {{cpu: "4", memory: 4Gi}}
+  containers:
+  - name: gpu
+    image: busybox
+    resources:
+      requests: {{cpu: "2", memory: 2Gi, {0}: "1"}}
+      limits: {{cpu: "2", memory: 2Gi, {0}: "1"}}
+  - name: sidecar
+    image: busybox
 )",
                                        m.gpu);
     for (const char* policy : {"none", "best-effort", "restricted", "single-numa-node"}) {
@@ -269,6 +286,7 @@ memoryManagerPolicy: Static
 topologyManagerPolicy: {0}
 topologyManagerScope: {1}
 topologyManagerPolicyOptions: {{max-allowable-numa-nodes: "{2}"}}
+featureGates: {{PodLevelResourceManagers: true}}
 systemReserved: {{cpu: "1", memory: 1Gi}}
 evictionHard: {{memory.available: 100Mi}}
 reservedMemory:
@@ -281,10 +299,19 @@ reservedMemory:
         const std::string what = fmt::format("{} {} {}", m.preset, policy, scope);
         ASSERT_EQ(r.exit_code, 0) << what << "\n" << r.err << r.out;
         auto j = nlohmann::json::parse(r.out);
-        ASSERT_EQ(j["pods"].size(), 2u) << what;
-        for (const auto& pod : j["pods"]) EXPECT_EQ(pod["admitted"], true) << what << pod.dump();
+        ASSERT_EQ(j["pods"].size(), 3u) << what;
+        for (const auto& pod : j["pods"]) {
+          EXPECT_EQ(pod["admitted"], true) << what << pod.dump();
+          // One NUMA node holds each pod (none merges nothing: no hint).
+          if (std::string(policy) == "none") {
+            EXPECT_TRUE(pod["topologyHint"].is_null()) << what << pod.dump();
+          } else {
+            EXPECT_EQ(pod["topologyHint"]["affinity"].size(), 1u) << what << pod.dump();
+            EXPECT_EQ(pod["topologyHint"]["preferred"], true) << what << pod.dump();
+          }
+        }
         if (std::string(policy) != "none") {
-          // One NUMA node holds each pod: the GPU pod on a Grace / socket with a GPU.
+          // The GPU pod on a Grace / socket with a GPU.
           EXPECT_EQ(j["pods"][0]["topologyHint"].dump(), R"({"affinity":[0],"preferred":true})")
               << what;
         }

@@ -80,6 +80,21 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   // The trace of the admission in progress (null outside Admit).
   AdmissionTrace* trace = nullptr;
 
+  // While one pod is admitted: the managers compute its QoS class and request sizes once
+  // (StaticPolicy::BeginPod); the trace is dropped at the end.
+  struct PodScope {
+    PodScope(Impl& impl, const Pod& pod) : m(impl) {
+      if (m.cpu != nullptr) m.cpu->BeginPod(pod);
+      if (m.memory.has_value()) m.memory->BeginPod(pod);
+    }
+    ~PodScope() {
+      m.trace = nullptr;
+      if (m.cpu != nullptr) m.cpu->EndPod();
+      if (m.memory.has_value()) m.memory->EndPod();
+    }
+    Impl& m;
+  };
+
   // Starts a merge step of the trace (the first provider's hint call does it).
   void BeginStep(const Pod& pod, const Container* container);
   // Appends one provider's hints to the current merge step.
@@ -773,20 +788,10 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
     }
     return m.View(*existing);
   }
-  // The managers compute the pod's QoS class and request sizes once for this admission.
-  if (m.cpu != nullptr) m.cpu->BeginAdmission(pod);
-  if (m.memory.has_value()) m.memory->BeginAdmission(pod);
+  Impl::PodScope scope(m, pod);
   auto trace = std::make_shared<AdmissionTrace>();
   m.FillTraceHeader(pod, *trace);
   m.trace = trace.get();
-  struct AdmissionEnd {
-    Node::Impl& m;
-    ~AdmissionEnd() {
-      m.trace = nullptr;
-      if (m.cpu != nullptr) m.cpu->EndAdmission();
-      if (m.memory.has_value()) m.memory->EndAdmission();
-    }
-  } end{m};
   PodAllocation rejected;
   rejected.namespace_name = pod.namespace_name;
   rejected.name = pod.name;
@@ -799,8 +804,15 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
     return rejected;
   }
   AdmitResult r = m.tm->Admit(pod);
-  // The merged hint of every step, also for a rejection: the policy's Merge on the same hints.
-  for (MergeStep& step : trace->merges) {
+  // The merged hint of every step, also for a rejection: the policy's Merge of those hints
+  // (one merge per step, in order).
+  const std::vector<topologymanager::MergeResult>& merges = m.tm->last_merges();
+  for (size_t i = 0; i < trace->merges.size(); ++i) {
+    MergeStep& step = trace->merges[i];
+    if (i < merges.size()) {
+      step.result = merges[i];
+      continue;
+    }
     ProvidersHints hints;
     for (const auto& p : step.providers) hints.push_back(p.hints);
     step.result = m.tm->policy().Merge(hints);
@@ -848,9 +860,9 @@ absl::StatusOr<PodAllocation> Node::Remove(const std::string& namespace_name,
     return absl::NotFoundError(fmt::format("pod {}/{} is not admitted on this node",
                                            namespace_name, name));
   }
-  Pod pod = *it;
-  PodAllocation before = m.View(pod);
+  Pod pod = std::move(*it);
   m.admitted.erase(it);
+  PodAllocation before = m.View(pod);
   // The record goes first: a crash after it leaves stale checkpoint entries, which the next
   // start releases; never a recorded pod without its allocation.
   if (!m.options.state_dir.empty() && !m.options.read_only) {

@@ -49,7 +49,22 @@ struct ManifestNode {
   bool IsScalar() const {
     return type == Type::kBool || type == Type::kNumber || type == Type::kString;
   }
+
+  // Declared here, defaulted below: clang 14 with libstdc++ 12 cannot instantiate
+  // std::pair<std::string, ManifestNode> while ManifestNode's implicit members are pending.
+  ManifestNode();
+  ManifestNode(const ManifestNode&);
+  ManifestNode(ManifestNode&&) noexcept;
+  ManifestNode& operator=(const ManifestNode&);
+  ManifestNode& operator=(ManifestNode&&) noexcept;
+  ~ManifestNode();
 };
+inline ManifestNode::ManifestNode() = default;
+inline ManifestNode::ManifestNode(const ManifestNode&) = default;
+inline ManifestNode::ManifestNode(ManifestNode&&) noexcept = default;
+inline ManifestNode& ManifestNode::operator=(const ManifestNode&) = default;
+inline ManifestNode& ManifestNode::operator=(ManifestNode&&) noexcept = default;
+inline ManifestNode::~ManifestNode() = default;
 
 struct ManifestDocument {
   ManifestNode root;  // kNull for an empty document

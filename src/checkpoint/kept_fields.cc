@@ -73,7 +73,7 @@ void CollectKeptMembers(const Value& object, const Schema& schema, std::string_v
     note(key);
     // Duplicate keys: Go applies them in order, the last value wins.
     auto it = std::find_if(members.begin(), members.end(),
-                           [&](const auto& kv) { return kv.first == key; });
+                           [&name = key](const auto& kv) { return kv.first == name; });
     if (it != members.end()) {
       it->second = gojson::Marshal(member);
     } else {

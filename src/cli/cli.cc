@@ -31,6 +31,7 @@ int Run(int argc, char** argv, std::ostream& out, std::ostream& err) {
   AddClientCommands(app, ctx);
   AddCompareCommand(app, ctx);
   AddAgentCommand(app, ctx);
+  AddNriCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

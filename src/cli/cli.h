@@ -48,6 +48,7 @@ void AddServeCommand(CLI::App& app, Context& ctx);
 void AddClientCommands(CLI::App& app, Context& ctx);
 void AddCompareCommand(CLI::App& app, Context& ctx);
 void AddAgentCommand(CLI::App& app, Context& ctx);
+void AddNriCommand(CLI::App& app, Context& ctx);
 
 }  // namespace podtopo::cli
 

@@ -216,7 +216,7 @@ QosClass StaticPolicy::PodQos(const Pod& pod) const {
   return GetPodQos(pod, gates_.Qos());
 }
 
-void StaticPolicy::BeginAdmission(const Pod& pod) {
+void StaticPolicy::BeginPod(const Pod& pod) {
   admission_.reset();
   AdmissionMemo memo;
   memo.pod = &pod;
@@ -225,8 +225,8 @@ void StaticPolicy::BeginAdmission(const Pod& pod) {
     memo.guaranteed.emplace_back(c, GuaranteedCpus(pod, memo.qos, *c));
   }
   memo.pod_guaranteed = PodGuaranteedCpus(pod, memo.qos);
-  memo.pod_scope = ValidatePodScopeResources(pod, memo.qos);
   admission_ = std::move(memo);
+  admission_->pod_scope = CheckPodScopeResources(pod, admission_->qos);  // with the sizes above
 }
 
 int StaticPolicy::GuaranteedCpus(const Pod& pod, const Container& container) const {
@@ -296,6 +296,10 @@ absl::Status StaticPolicy::ValidatePodScopeResources(const Pod& pod, QosClass qo
   if (const AdmissionMemo* memo = MemoFor(pod); memo != nullptr && memo->qos == qos) {
     return memo->pod_scope;
   }
+  return CheckPodScopeResources(pod, qos);
+}
+
+absl::Status StaticPolicy::CheckPodScopeResources(const Pod& pod, QosClass qos) const {
   const int64_t total = PodGuaranteedCpus(pod, qos);
   bool has_shared_long_running = false;
   int64_t sum_long_running_exclusive = 0;

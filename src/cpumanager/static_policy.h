@@ -194,12 +194,12 @@ class StaticPolicy {
   // GetPodQos with the gates this policy reads.
   QosClass PodQos(const Pod& pod) const;
 
-  // An admission of `pod` is under way (Node::Admit): until EndAdmission, the calls above about
-  // this same Pod object (and its containers) answer from values computed once here instead
+  // Many calls about `pod` follow (Node::Admit): until EndPod, the calls above
+  // about this same Pod object (and its containers) answer from values computed once here instead
   // of re-reading the pod's resources each time. The answers are the same; the pod must not
   // change in between.
-  void BeginAdmission(const Pod& pod);
-  void EndAdmission() { admission_.reset(); }
+  void BeginPod(const Pod& pod);
+  void EndPod() { admission_.reset(); }
 
   // validatePodScopeResources (kep5526 §4.1): EmptyPodSharedPoolError when containers left
   // for the pod's shared pool would get no CPUs.
@@ -246,6 +246,8 @@ class StaticPolicy {
   StaticPolicy(const CpuTopology& topology, const StaticPolicyOptions& options,
                const StaticPolicyGates& gates, const AffinityStore* affinity);
 
+  // ValidatePodScopeResources' check itself (no BeginPod value).
+  absl::Status CheckPodScopeResources(const Pod& pod, QosClass qos) const;
   bool PodLevelPath(const Pod& pod) const;        // both gates on and spec.resources set
   bool SkipsPodLevelPod(const Pod& pod) const;    // a gate off and spec.resources set
   // `preallocated`: CPUs the container already holds, counted as available (k/k #129079).
@@ -272,7 +274,7 @@ class StaticPolicy {
   CpuSet reserved_;
   CpuSet reserved_physical_;
   std::map<std::string, CpuSet> cpus_to_reuse_;
-  // BeginAdmission's values for the pod being admitted.
+  // BeginPod's values for its pod.
   struct AdmissionMemo {
     const Pod* pod = nullptr;
     QosClass qos = QosClass::kBestEffort;

@@ -329,7 +329,7 @@ QosClass StaticPolicy::PodQos(const Pod& pod) const {
   return GetPodQos(pod, gates_.Qos());
 }
 
-void StaticPolicy::BeginAdmission(const Pod& pod) {
+void StaticPolicy::BeginPod(const Pod& pod) {
   admission_.reset();
   AdmissionMemo memo;
   memo.pod = &pod;
@@ -338,8 +338,8 @@ void StaticPolicy::BeginAdmission(const Pod& pod) {
     memo.containers.emplace_back(c, ContainerRequestedResources(pod, *c));
   }
   memo.pod_request = PodRequestedResources(pod);
-  memo.pod_scope = ValidatePodScopeResources(pod);
   admission_ = std::move(memo);
+  admission_->pod_scope = CheckPodScopeResources(pod);  // with the requests above
 }
 
 absl::StatusOr<RequestedResources> StaticPolicy::ContainerRequestedResources(
@@ -503,6 +503,10 @@ HintSetMap StaticPolicy::CalculateHints(const NumaNodeMap& ms, const Pod& pod,
 
 absl::Status StaticPolicy::ValidatePodScopeResources(const Pod& pod) const {
   if (const AdmissionMemo* memo = MemoFor(pod)) return memo->pod_scope;
+  return CheckPodScopeResources(pod);
+}
+
+absl::Status StaticPolicy::CheckPodScopeResources(const Pod& pod) const {
   absl::StatusOr<RequestedResources> total_or = PodRequestedResources(pod);
   if (!total_or.ok()) return total_or.status();
   const RequestedResources& total = *total_or;

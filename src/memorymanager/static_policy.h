@@ -187,12 +187,12 @@ class StaticPolicy {
 
   const PolicyGates& gates() const { return gates_; }
 
-  // An admission of `pod` is under way (Node::Admit): until EndAdmission, the policy's calls
+  // Many calls about `pod` follow (Node::Admit): until EndPod, the policy's calls
   // about this same Pod object (and its containers) take its QoS class, requested memory and
   // shared-pool validation from values computed once here. The answers are the same; the pod
   // must not change in between.
-  void BeginAdmission(const Pod& pod);
-  void EndAdmission() { admission_.reset(); }
+  void BeginPod(const Pod& pod);
+  void EndPod() { admission_.reset(); }
 
   // GetContainerRequestedResources / GetPodRequestedResources with this policy's gate.
   absl::StatusOr<RequestedResources> ContainerRequestedResources(const Pod& pod,
@@ -207,6 +207,8 @@ class StaticPolicy {
   bool PodLevelManaged(const Pod& pod) const;
   bool PodLevelSkipped(const Pod& pod) const;
   absl::Status ValidatePodScopeResources(const Pod& pod) const;
+  // ValidatePodScopeResources' check itself (no BeginPod value).
+  absl::Status CheckPodScopeResources(const Pod& pod) const;
   // calculateHints by structure, and as the kubelet walks it (the oracle).
   HintSetMap CalculateHints(const NumaNodeMap& ms, const Pod& pod,
                             const RequestedResources& req) const;
@@ -235,7 +237,7 @@ class StaticPolicy {
   ReusableMemory init_containers_reusable_memory_;
   bool exhaustive_hints_ = false;
   std::vector<std::string> notices_;
-  // BeginAdmission's values for the pod being admitted.
+  // BeginPod's values for its pod.
   struct AdmissionMemo {
     const Pod* pod = nullptr;
     QosClass qos = QosClass::kBestEffort;

@@ -8,11 +8,15 @@
 #include <filesystem>
 
 #include "fmt/format.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/support/method_handler.h"
 
 namespace podtopo::podresources {
+
+// What the server's gRPC transport may hold in memory, all connections together.
+constexpr size_t kMemoryQuotaBytes = size_t{64} << 20;
 
 // v1 is registered by hand (same method names as the generated service) so that List, still a
 // plain synchronous method, can answer with the pre-encoded bytes: its response type is
@@ -269,6 +273,12 @@ absl::Status PodResourcesServer::Listen(const std::string& socket_path) {
   builder.RegisterService(v1alpha1_.get());
   // Requests are empty or two short strings: refuse anything large before decoding it.
   builder.SetMaxReceiveMessageSize(64 * 1024);
+  // gRPC C++ checks that size only once the whole message has arrived (grpc-go refuses on the
+  // 5-byte length prefix): without a bound a client announcing a 4 GiB request makes the server
+  // buffer all of it. The memory quota makes the transport cancel such calls instead.
+  grpc::ResourceQuota quota("podtopo-podresources");
+  quota.Resize(kMemoryQuotaBytes);
+  builder.SetResourceQuota(quota);
   // The socket is created with the process umask: make it 0600 from the start.
   mode_t old = umask(0177);
   server_ = builder.BuildAndStart();

@@ -126,12 +126,15 @@ std::vector<std::vector<std::string>> TotalRows(const CompareResult& r) {
     }
   }
   for (const auto& [numa, type] : memory_rows) {
-    add(fmt::format("{} pinned on NUMA {}", type, numa), [&](const Tally& t) {
-      auto n = t.memory.find(numa);
-      if (n == t.memory.end() || !n->second.contains(type)) return std::string("-");
-      const auto& use = n->second.at(type);
-      return fmt::format("{} of {}", FormatBytes(use.allocated), FormatBytes(use.allocatable));
-    });
+    // (Copies: clang 14 cannot capture structured bindings.)
+    add(fmt::format("{} pinned on NUMA {}", type, numa),
+        [&, numa = numa, type = type](const Tally& t) {
+          auto n = t.memory.find(numa);
+          if (n == t.memory.end() || !n->second.contains(type)) return std::string("-");
+          const auto& use = n->second.at(type);
+          return fmt::format("{} of {}", FormatBytes(use.allocated),
+                             FormatBytes(use.allocatable));
+        });
   }
   return rows;
 }

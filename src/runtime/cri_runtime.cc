@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cgroup/cgroup.h"
+#include "cri/answers.h"
 #include "fmt/format.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
@@ -453,23 +454,12 @@ absl::Status CriRuntime::Sync(const serve::NodeSnapshot& snap) {
   }
 
   // The newest ready sandbox per admitted pod; every other managed sandbox goes.
-  std::map<std::string, const criv1::PodSandbox*> chosen;
-  std::vector<std::pair<std::string, std::string>> doomed;  // uid, sandbox id
-  for (const auto& sb : sandboxes->items()) {
-    auto l = sb.labels().find(kLabelPodUid);
-    std::string uid = l == sb.labels().end() ? "" : l->second;
-    if (!admitted.count(uid) || removing.count(uid) || sb.state() != criv1::SANDBOX_READY) {
-      doomed.emplace_back(uid, sb.id());
-      continue;
-    }
-    auto& slot = chosen[uid];
-    if (slot == nullptr || sb.created_at() > slot->created_at()) {
-      if (slot != nullptr) doomed.emplace_back(uid, slot->id());
-      slot = &sb;
-    } else {
-      doomed.emplace_back(uid, sb.id());
-    }
-  }
+  cri::SandboxChoice choice =
+      cri::ChooseSandboxes(*sandboxes, kLabelPodUid, [&](const std::string& uid) {
+        return admitted.count(uid) && !removing.count(uid);
+      });
+  const auto& chosen = choice.kept;
+  const auto& doomed = choice.removed;
   for (const auto& [uid, id] : doomed) {
     spdlog::info("runtime: removing sandbox {} of pod {} (not admitted, or not ready)",
                  id.substr(0, 13), uid.empty() ? "?" : uid);
@@ -500,14 +490,8 @@ absl::Status CriRuntime::Sync(const serve::NodeSnapshot& snap) {
       r.name = p->pod.name;
       r.sandbox_id = sb->id();
       // Containers by name: the newest of each name.
-      std::map<std::string, const criv1::Container*> newest;
-      for (const auto& c : containers->containers()) {
-        if (c.pod_sandbox_id() != sb->id()) continue;
-        auto n = c.labels().find(kLabelContainerName);
-        if (n == c.labels().end()) continue;
-        auto& slot = newest[n->second];
-        if (slot == nullptr || c.created_at() > slot->created_at()) slot = &c;
-      }
+      const std::map<std::string, const criv1::Container*> newest =
+          cri::NewestContainers(*containers, sb->id(), kLabelContainerName);
       for (const auto& [name, c] : newest) {
         ContainerRecord& cr = r.containers[name];
         if (cr.id != c->id()) {
@@ -634,9 +618,8 @@ void CriRuntime::ReconcileCpusets(const serve::NodeSnapshot& snap) {
     auto cg = cgroup::ReadContainerCpusetCpus(options_.cgroup_mount, PodParent(w.uid), w.id);
     if (cg.ok()) {
       actual = cg->String();
-    } else if (st->status().has_resources() && st->status().resources().has_linux()) {
-      actual = st->status().resources().linux().cpuset_cpus();
-      if (auto parsed = CpuSet::Parse(actual); parsed.ok()) actual = parsed->String();
+    } else {
+      actual = cri::ReportedCpuset(*st);
     }
     std::string desired = w.desired.String();
     if (desired.empty()) {

@@ -113,6 +113,11 @@ class Daemon::Impl {
                                                       options_.state_dir,
                                                       ec ? ": " + ec.message() : ""));
       }
+      // A daemon killed in the middle of a state write left its temporary file.
+      for (const std::string& f : RemoveStaleTemporaryFiles(options_.state_dir)) {
+        spdlog::info("--state-dir {}: removed {}, left by a writer that was killed",
+                     options_.state_dir, f);
+      }
     }
     if (!options_.metrics_addr.empty()) {
       auto exposer = metrics::Expose(options_.metrics_addr, registry_);

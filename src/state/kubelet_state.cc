@@ -346,14 +346,15 @@ void ValidateStaticCpu(const cpumanager::CpuState& state, const Managers& m,
     CpuSet pod_cpus;
     for (const auto& [name, cpus] : containers) pod_cpus.UnionWith(cpus);
     if (auto b = state.GetPodCpuSet(uid); b && m.plrm) pod_cpus.UnionWith(*b);
-    pod_cpus.ForEach([&](int c) {
-      auto [it, inserted] = owner.emplace(c, uid);
-      if (!inserted && it->second != uid && reported.insert({it->second, uid}).second) {
+    pod_cpus.ForEach([&, &pod_uid = uid](int c) {
+      auto [it, inserted] = owner.emplace(c, pod_uid);
+      if (!inserted && it->second != pod_uid && reported.insert({it->second, pod_uid}).second) {
         Finding f;
         f.severity = Severity::kWarning;
         f.file = kCpuFile;
         f.problem = "shared-exclusive-cpus";
-        f.message = fmt::format("pods {} and {} both hold CPU {} exclusively", it->second, uid, c);
+        f.message =
+            fmt::format("pods {} and {} both hold CPU {} exclusively", it->second, pod_uid, c);
         f.effect = "the kubelet starts (validateState does not compare pods with each other)";
         f.advice = "restart one of the pods, or give --running-pods so that repair drops the "
                    "one that no longer runs";

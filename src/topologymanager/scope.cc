@@ -27,7 +27,13 @@ absl::Status PodLevelTopologyAffinityError() {
 Manager::Manager(std::string scope_name, std::unique_ptr<Policy> policy, ScopeGates gates)
     : scope_name_(std::move(scope_name)), policy_(std::move(policy)), gates_(gates) {}
 
+const MergeResult& Manager::Merge(const ProvidersHints& hints) {
+  last_merges_.push_back(policy_->Merge(hints));
+  return last_merges_.back();
+}
+
 AdmitResult Manager::Admit(const Pod& pod, Operation op) {
+  last_merges_.clear();
   if (scope_name_ == kScopeContainer) return AdmitContainer(pod, op);
   if (scope_name_ == kScopePod) return AdmitPod(pod, op);
   return AdmitNone(pod, op);
@@ -56,7 +62,7 @@ AdmitResult Manager::AdmitContainer(const Pod& pod, Operation op) {
     for (HintProvider* provider : providers_) {
       hints.push_back(provider->GetTopologyHints(pod, *container, op));
     }
-    MergeResult merged = policy_->Merge(hints);
+    const MergeResult& merged = Merge(hints);
     if (!merged.admit) return GetPodAdmitResult(TopologyAffinityError());
     SetAffinity(pod.uid, container->name, merged.hint);
     absl::Status status = AllocateAligned(pod, *container, op);
@@ -69,7 +75,7 @@ AdmitResult Manager::AdmitPod(const Pod& pod, Operation op) {
   ProvidersHints hints;
   hints.reserve(providers_.size());
   for (HintProvider* provider : providers_) hints.push_back(provider->GetPodTopologyHints(pod, op));
-  MergeResult merged = policy_->Merge(hints);
+  const MergeResult& merged = Merge(hints);
   const bool pod_level = gates_.pod_level_resource_managers && pod.HasPodLevelResources();
   if (pod_level) {
     if (!merged.admit) return GetPodAdmitResult(PodLevelTopologyAffinityError());
@@ -92,6 +98,7 @@ AdmitResult Manager::AdmitPod(const Pod& pod, Operation op) {
 }
 
 AdmitResult Manager::AdmitAllocated(const Pod& pod, Operation op) {
+  last_merges_.clear();
   // Their merges always admit (policy.cc MergeWith).
   const std::string policy = policy_->Name();
   if (policy == kPolicyNone || policy == kPolicyBestEffort) {
@@ -104,7 +111,7 @@ AdmitResult Manager::AdmitAllocated(const Pod& pod, Operation op) {
       for (HintProvider* provider : providers_) {
         hints.push_back(provider->GetTopologyHints(pod, *container, op));
       }
-      if (!policy_->Merge(hints).admit) return GetPodAdmitResult(TopologyAffinityError());
+      if (!Merge(hints).admit) return GetPodAdmitResult(TopologyAffinityError());
     }
   } else if (scope_name_ == kScopePod) {
     ProvidersHints hints;
@@ -112,7 +119,7 @@ AdmitResult Manager::AdmitAllocated(const Pod& pod, Operation op) {
     for (HintProvider* provider : providers_) {
       hints.push_back(provider->GetPodTopologyHints(pod, op));
     }
-    if (!policy_->Merge(hints).admit) {
+    if (!Merge(hints).admit) {
       const bool pod_level = gates_.pod_level_resource_managers && pod.HasPodLevelResources();
       return GetPodAdmitResult(pod_level ? PodLevelTopologyAffinityError()
                                          : TopologyAffinityError());

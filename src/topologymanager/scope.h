@@ -111,6 +111,10 @@ class Manager {
   // can refuse it. Policies none and best-effort never refuse here.
   AdmitResult AdmitAllocated(const Pod& pod, Operation op = Operation::kAdd);
 
+  // The policy's merges of the last Admit or AdmitAllocated, in order: one per merge step
+  // (the pod in pod scope, each container so far in container scope; none in scope none).
+  const std::vector<MergeResult>& last_merges() const { return last_merges_; }
+
   // The hint stored for (pod, container), or the zero hint {nil, false}.
   TopologyHint GetAffinity(const std::string& pod_uid, const std::string& container_name) const;
 
@@ -135,6 +139,9 @@ class Manager {
   std::unique_ptr<Policy> policy_;
   ScopeGates gates_;
   std::vector<HintProvider*> providers_;
+  std::vector<MergeResult> last_merges_;
+  // policy_->Merge, remembered in last_merges_.
+  const MergeResult& Merge(const ProvidersHints& hints);
   std::map<std::string, std::map<std::string, TopologyHint>> pod_topology_hints_;
   // container id -> (pod uid, container name)
   std::map<std::string, std::pair<std::string, std::string>> container_map_;

@@ -1,6 +1,8 @@
 #include "util/file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +11,8 @@
 #include <iostream>
 #include <iterator>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include "fmt/format.h"
 
@@ -69,7 +73,54 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return ReadSmallFile(path, size_t{1} << 30);
 }
 
+namespace {
+
+constexpr std::string_view kTempInfix = ".tmp-";
+
+// The directory and the file name of `path` ("." for a bare name).
+std::pair<std::string, std::string> SplitPath(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return {".", path};
+  return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
+// The writer's pid of `<name>.tmp-<pid>`, or -1 for any other file name.
+pid_t TempFileWriter(std::string_view file, std::string_view only_name) {
+  auto at = file.rfind(kTempInfix);
+  if (at == std::string_view::npos || at == 0 || file[0] == '.') return -1;
+  if (!only_name.empty() && file.substr(0, at) != only_name) return -1;
+  std::string_view digits = file.substr(at + kTempInfix.size());
+  if (digits.empty() || digits.size() > 9) return -1;
+  pid_t pid = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return -1;
+    pid = pid * 10 + (c - '0');
+  }
+  return pid > 0 ? pid : -1;
+}
+
+}  // namespace
+
+std::vector<std::string> RemoveStaleTemporaryFiles(const std::string& dir,
+                                                   const std::string& only_name) {
+  std::vector<std::string> removed;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return removed;
+  const pid_t self = ::getpid();
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    pid_t writer = TempFileWriter(name, only_name);
+    if (writer < 0 || writer == self) continue;
+    if (::kill(writer, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to signal)
+    if (::unlinkat(::dirfd(d), name.c_str(), 0) == 0) removed.push_back(name);
+  }
+  ::closedir(d);
+  return removed;
+}
+
 absl::Status WriteFileAtomically(const std::string& path, std::string_view contents, int mode) {
+  const auto [dir, name] = SplitPath(path);
+  RemoveStaleTemporaryFiles(dir, name);
   std::string tmp = fmt::format("{}.tmp-{}", path, ::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return ErrnoStatus(tmp, "create", errno);
@@ -98,10 +149,6 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view conte
     int err = errno;
     ::unlink(tmp.c_str());
     return ErrnoStatus(path, "rename", err);
-  }
-  std::string dir = ".";
-  if (auto slash = path.rfind('/'); slash != std::string::npos) {
-    dir = slash == 0 ? "/" : path.substr(0, slash);
   }
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {

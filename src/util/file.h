@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -23,9 +24,20 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path, size_t max_by
 
 // Replaces `path` with `contents` so that a reader sees either the old or the new file,
 // never a mix: writes `path.tmp-<pid>`, fsyncs it, renames it over `path` and fsyncs the
-// directory. On error the old file is untouched and the temporary file is removed.
+// directory. On error the old file is untouched and the temporary file is removed. A writer
+// killed mid-write leaves its `path.tmp-<pid>` behind; the next write of `path` removes it
+// (RemoveStaleTemporaryFiles).
 absl::Status WriteFileAtomically(const std::string& path, std::string_view contents,
                                  int mode = 0644);
+
+// Removes, in `dir`, the temporary files of WriteFileAtomically whose writer is gone:
+// `<name>.tmp-<pid>` (name not starting with '.', pid in decimal) where no process `pid`
+// exists. Only `<only_name>.tmp-<pid>` when `only_name` is given. Files of a live process, of
+// this process, and every other name are kept. Returns the names removed; errors (an unreadable
+// directory) remove nothing. A writer in another PID namespace looks dead: such a writer's
+// rename then fails and its old file stays as it was.
+std::vector<std::string> RemoveStaleTemporaryFiles(const std::string& dir,
+                                                   const std::string& only_name = "");
 
 bool FileExists(const std::string& path);
 

@@ -13,6 +13,7 @@ runc leaves under every /sys/fs/cgroup/*/<cgroup root>, shim sockets, and files.
     env.teardown(); assert not env.leaks()
 """
 import glob
+import hashlib
 import io
 import json
 import os
@@ -39,12 +40,18 @@ class Skip(Exception):
     """The environment cannot run the tests; the message says why."""
 
 
-def prerequisites():
-    """Returns the reasons why containerd cannot run here ([] when it can)."""
+def prerequisites(bin_dir=None):
+    """Returns the reasons why containerd cannot run here ([] when it can). With `bin_dir`,
+    containerd, ctr and the shim come from there (e.g. ../shared/runtime/containerd-1.7/bin)."""
     reasons = []
     if os.geteuid() != 0:
         reasons.append("not root (containerd and runc need root)")
-    for tool in ("containerd", "ctr", "runc", "protoc", "grpc_python_plugin"):
+    if bin_dir is not None:
+        for tool in ("containerd", "ctr", "containerd-shim-runc-v2"):
+            if not os.access(os.path.join(bin_dir, tool), os.X_OK):
+                reasons.append(f"{os.path.join(bin_dir, tool)} missing")
+    for tool in (("runc", "protoc", "grpc_python_plugin") if bin_dir else
+                 ("containerd", "ctr", "runc", "protoc", "grpc_python_plugin")):
         if shutil.which(tool) is None:
             reasons.append(f"{tool} not found in PATH")
     if not os.path.exists(BUSYBOX):
@@ -130,6 +137,17 @@ state = "{run}/state"
     conf_dir = "{run}/cni/conf"
 """
 
+# containerd 1.7+ only: NRI on, external plugins connect to {run}/nri/nri.sock.
+NRI_CONFIG = """[plugins."io.containerd.nri.v1.nri"]
+  disable = false
+  disable_connections = false
+  socket_path = "{run}/nri/nri.sock"
+  plugin_path = "{run}/nri/plugins"
+  plugin_config_path = "{run}/nri/conf.d"
+  plugin_registration_timeout = "5s"
+  plugin_request_timeout = "2s"
+"""
+
 
 def _mounts_under(prefix):
     out = []
@@ -159,13 +177,17 @@ def _cmdline(pid):
 
 class PrivateContainerd:
     @classmethod
-    def create(cls, cgroup_root, base=None):
-        reasons = prerequisites()
+    def create(cls, cgroup_root, base=None, bin_dir=None, nri=False):
+        reasons = prerequisites(bin_dir)
         if reasons:
             raise Skip("; ".join(reasons))
-        return cls(cgroup_root, base)
+        return cls(cgroup_root, base, bin_dir, nri)
 
-    def __init__(self, cgroup_root, base=None):
+    def __init__(self, cgroup_root, base=None, bin_dir=None, nri=False):
+        """bin_dir: take containerd, ctr and the runc shim from there (not PATH); nri: enable
+        NRI (containerd 1.7+), its socket is self.nri_socket."""
+        self.containerd = os.path.join(bin_dir, "containerd") if bin_dir else "containerd"
+        self.ctr = os.path.join(bin_dir, "ctr") if bin_dir else "ctr"
         self.run = tempfile.mkdtemp(prefix="podtopo-e2e-", dir=base or "/tmp")
         self.cgroup_root = cgroup_root
         self.sock = os.path.join(self.run, "containerd.sock")
@@ -173,15 +195,25 @@ class PrivateContainerd:
         self.proc = None
         self.log_path = os.path.join(self.run, "containerd.log")
         self._run_containerd_before = set(self._shim_state_entries())
+        self.nri_socket = os.path.join(self.run, "nri", "nri.sock") if nri else None
+        config = CONFIG.format(run=self.run, image=IMAGE)
+        if bin_dir:  # else PATH lookup may find another containerd's shim
+            shim = os.path.join(os.path.abspath(bin_dir), "containerd-shim-runc-v2")
+            config = config.replace('runtime_type = "io.containerd.runc.v2"\n',
+                                    f'runtime_type = "io.containerd.runc.v2"\n'
+                                    f'      runtime_path = "{shim}"\n')
+            config = config.replace("Root = ", 'BinaryName = "/usr/sbin/runc"\n        Root = ')
+        if nri:
+            config += NRI_CONFIG.format(run=self.run)
         with open(os.path.join(self.run, "config.toml"), "w") as f:
-            f.write(CONFIG.format(run=self.run, image=IMAGE))
-        for d in ("cni/bin", "cni/conf"):
+            f.write(config)
+        for d in ("cni/bin", "cni/conf") + (("nri/plugins", "nri/conf.d") if nri else ()):
             os.makedirs(os.path.join(self.run, d), exist_ok=True)
 
     # --- containerd process ------------------------------------------------------------
     def start(self, timeout=20.0):
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(["containerd", "--config",
+        self.proc = subprocess.Popen([self.containerd, "--config",
                                       os.path.join(self.run, "config.toml")],
                                      stdout=log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
@@ -191,7 +223,7 @@ class PrivateContainerd:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"containerd exited with {self.proc.returncode}; see "
                                    f"{self.log_path}:\n" + self.tail_log())
-            r = subprocess.run(["ctr", "--address", self.sock, "version"],
+            r = subprocess.run([self.ctr, "--address", self.sock, "version"],
                                capture_output=True, timeout=10)
             if r.returncode == 0 and self._cri_ready():
                 return
@@ -237,7 +269,7 @@ class PrivateContainerd:
     def import_image(self):
         tar = os.path.join(self.run, "busybox-oci.tar")
         build_busybox_image(tar)
-        subprocess.run(["ctr", "--address", self.sock, "-n", "k8s.io", "images", "import",
+        subprocess.run([self.ctr, "--address", self.sock, "-n", "k8s.io", "images", "import",
                         "--snapshotter", "overlayfs", tar], check=True, capture_output=True,
                        timeout=60)
 
@@ -254,6 +286,32 @@ class PrivateContainerd:
             if os.path.isdir(d):
                 out += [os.path.join(d, e) for e in os.listdir(d)]
         return out
+
+    def _new_shim_state(self):
+        """Shim state entries this containerd made. Another containerd may run on the machine
+        (a concurrent test): then only the shim sockets of this one's tasks count, named as
+        containerd names them (/run/containerd/s/<sha256 of "<address>/<namespace>/<task id>">);
+        the task ids are kept as they are seen, since tasks go away before their sockets."""
+        new = set(self._shim_state_entries()) - self._run_containerd_before
+        tasks = os.path.join(self.run, "state", "io.containerd.runtime.v2.task")
+        owned = getattr(self, "_owned_shim_state", set())
+        for ns in (os.listdir(tasks) if os.path.isdir(tasks) else []):
+            for tid in os.listdir(os.path.join(tasks, ns)):
+                digest = hashlib.sha256(f"{self.sock}/{ns}/{tid}".encode()).hexdigest()
+                owned.add(os.path.join("/run/containerd/s", digest))
+        self._owned_shim_state = owned
+        if not self._other_containerd_runs():
+            return new
+        return {e for e in new if e in owned}
+
+    def _other_containerd_runs(self):
+        mine = self.proc.pid if self.proc else None
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) != mine:
+                args = _cmdline(int(entry))
+                if args and os.path.basename(args[0]) == b"containerd" and _pid_alive(int(entry)):
+                    return True
+        return False
 
     def _cgroup_dirs(self):
         return sorted(glob.glob(os.path.join(CGROUP_MOUNT, "*", self.cgroup_root)))
@@ -283,6 +341,7 @@ class PrivateContainerd:
 
     def teardown(self, cri=None, pb=None):
         """Removes everything. Normal path first (CRI), then by force."""
+        self._new_shim_state()  # the task ids, while they are there
         if cri is not None and pb is not None and self.proc and self.proc.poll() is None:
             try:
                 for sb in cri.ListPodSandbox(pb.ListPodSandboxRequest(), timeout=10).items:
@@ -310,7 +369,7 @@ class PrivateContainerd:
                     os.rmdir(dirpath)
                 except OSError:
                     pass
-        for entry in set(self._shim_state_entries()) - self._run_containerd_before:
+        for entry in self._new_shim_state():
             if os.path.isdir(entry) and not os.path.islink(entry):
                 shutil.rmtree(entry, ignore_errors=True)
             else:
@@ -335,7 +394,7 @@ class PrivateContainerd:
         out += [f"mount {m}" for m in _mounts_under(self.run)]
         out += [f"cgroup dir {d}" for d in self._cgroup_dirs()]
         out += [f"shim state {e}" for e in
-                set(self._shim_state_entries()) - self._run_containerd_before]
+                self._new_shim_state()]
         if os.path.exists(self.run):
             out.append(f"directory {self.run}")
         return out

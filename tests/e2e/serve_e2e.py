@@ -11,7 +11,6 @@ directory or file is left behind."""
 import argparse
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -85,41 +84,78 @@ def free_port():
 
 
 class Serve:
-    def __init__(self, binary, work, endpoint, cgroup_root):
+    """One `podtopo serve` with its directories under `work` (socket, pods, state, config,
+    log), restartable (start after kill9 or stop). With `endpoint` it runs the pods on that CRI
+    runtime on this machine (`--node local`); without, on `node` (e.g. preset:demo) alone.
+    `config` is the KubeletConfiguration text (None: serve's defaults); `flags` are added to
+    the command line; `metrics` serves /metrics on a free port; `user` runs it as that uid/gid.
+    Also used by tests/reliability (kill_test.py, fault_test.py, grpc_surface_test.py)."""
+
+    def __init__(self, binary, work, endpoint=None, cgroup_root=None, node="local",
+                 config=CONFIG, flags=(), metrics=True):
         self.binary = binary
         self.work = work
         self.endpoint = endpoint
         self.cgroup_root = cgroup_root
+        self.node = node
+        self.flags = list(flags)
+        self.user = None
         self.socket = os.path.join(work, "kubelet.sock")
         self.pods = os.path.join(work, "pods")
         self.state = os.path.join(work, "state")
-        self.config = os.path.join(work, "kubelet-config.yaml")
+        self.config = os.path.join(work, "kubelet-config.yaml") if config is not None else None
         self.log_path = os.path.join(work, "serve.log")
-        self.metrics_port = free_port()
+        self.metrics_port = free_port() if metrics else None
         self.proc = None
         os.makedirs(self.pods, exist_ok=True)
         os.makedirs(self.state, exist_ok=True)
-        with open(self.config, "w") as f:
-            f.write(CONFIG)
+        if self.config:
+            with open(self.config, "w") as f:
+                f.write(config)
 
-    def start(self):
-        log = open(self.log_path, "ab")
-        env = dict(os.environ, PODTOPO_CGROUP_ROOT=self.cgroup_root, PODTOPO_STOP_GRACE="0")
-        self.proc = subprocess.Popen(
-            [self.binary, "serve", "--socket", self.socket, "--node", "local", "--config",
-             self.config, "--state-dir", self.state, "--pods-dir", self.pods, "--cri",
-             self.endpoint, "--metrics-addr", f"127.0.0.1:{self.metrics_port}"],
-            stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        log.close()
-        _, t = poll(lambda: os.path.exists(self.socket) or self.proc.poll() is not None, 30)
-        check(self.proc.poll() is None, f"podtopo serve exited {self.proc.returncode}:\n"
+    def command(self):
+        cmd = [self.binary, "serve", "--socket", self.socket, "--node", self.node,
+               "--state-dir", self.state, "--pods-dir", self.pods]
+        if self.config:
+            cmd += ["--config", self.config]
+        if self.endpoint:
+            cmd += ["--cri", self.endpoint]
+        if self.metrics_port:
+            cmd += ["--metrics-addr", f"127.0.0.1:{self.metrics_port}"]
+        return cmd + self.flags
+
+    def start(self, wait=True):
+        """Starts the daemon; with `wait`, returns once its socket exists (the seconds it
+        took). A killed daemon's socket stays behind: it is removed first, so that the wait is
+        for the new one."""
+        if os.path.exists(self.socket):
+            os.unlink(self.socket)
+        env = dict(os.environ)
+        if self.endpoint:
+            env.update(PODTOPO_CGROUP_ROOT=self.cgroup_root, PODTOPO_STOP_GRACE="0")
+        as_user = {} if self.user is None else {"user": self.user, "group": self.user}
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
+                                         env=env, start_new_session=True, **as_user)
+        return self.wait_socket() if wait else 0.0
+
+    def wait_socket(self, timeout=30):
+        _, t = poll(lambda: os.path.exists(self.socket) or self.proc.poll() is not None,
+                    timeout, interval=0.005)
+        check(self.proc.poll() is None and os.path.exists(self.socket),
+              f"podtopo serve did not create its socket (exit {self.proc.poll()}):\n"
               + self.tail())
         return t
+
+    def alive(self):
+        check(self.proc is not None and self.proc.poll() is None,
+              f"podtopo serve exited ({self.proc.returncode if self.proc else None}):\n"
+              + self.tail())
 
     def kill9(self):
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=10)
+            self.proc.wait(timeout=30)
 
     def stop(self):
         if self.proc and self.proc.poll() is None:

@@ -27,6 +27,8 @@ expect check -- podtopo state ch
 expect --podresources-socket -- podtopo agent --pod
 expect --nrt-out -- podtopo agent --metrics-addr :9102 --nrt
 expect --kubelet-dir -- podtopo state check --kube
+expect --socket -- podtopo nri --so
+expect --state-dir -- podtopo nri --socket /run/nri.sock --sta
 for sub in $(podtopo --help | awk '/^Subcommands:$/ {s = 1; next} s && /^  [a-z]/ {print $1}'); do
   expect "$sub" -- podtopo "${sub:0:2}"
 done

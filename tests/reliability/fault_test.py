@@ -3,7 +3,7 @@
 log names the file and the reason), leave the daemon alive and answering, and lose or
 half-write nothing on disk.
 
-    fault_test.py --podtopo BIN --proto-root DIR [--only NAME,...] [--cri]
+    fault_test.py --podtopo BIN --proto-root DIR [--only NAME,...] [--cri] [--seed S]
 
 Scenarios (each on its own daemon and directories):
   full-fs          the state dir is a small tmpfs, filled up; a pod admitted then fails to be
@@ -13,8 +13,10 @@ Scenarios (each on its own daemon and directories):
   checkpoint-gone  cpu_manager_state deleted, memory_manager_state replaced by garbage under
                    the running daemon; the next change rewrites both, and a restart loads them
   pods-dir         the pods dir is removed (pods released) and created again (watched again)
-  cri-killed       (--cri) containerd is SIGKILLed during a reconcile period; the daemon keeps
-                   serving and catches up when containerd is back, without duplicates
+  cri-killed       (--cri: a private containerd, tests/e2e/harness.py) containerd SIGKILLed 3
+                   times at a random point of the 1 s reconcile period, once while a pod starts:
+                   the log names the runtime as unavailable, the daemon keeps answering, and
+                   once containerd is back every pod runs exactly once
 For every scenario after the fault: the state files that exist each parse (podtopo's own
 checks: `podtopo state check`), no temporary file is left in the state dir, the pods recorded in
 podtopo_pods.json are exactly the pods List reports, and the daemon still answers.
@@ -24,6 +26,7 @@ reason. Exit 0 = every scenario that ran passed (and at least one ran), 1 = a fa
 import argparse
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -34,7 +37,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 import kill_test  # noqa: E402
-from kill_test import Failure, PodSpec, check  # noqa: E402
+from kill_test import PodSpec  # noqa: E402
+from serve_e2e import Failure, check, metric_value, poll  # noqa: E402
 
 STATE_FILES = ["cpu_manager_state", "memory_manager_state", "podtopo_pods.json"]
 
@@ -63,11 +67,16 @@ def umount(path):
 class Env:
     """One daemon with its directories and a PodResources client."""
 
-    def __init__(self, args, grpc, pr_pb, pr_grpc, work, user=None):
+    def __init__(self, args, grpc, pr_pb, pr_grpc, work, runtime=None):
+        """runtime: (private containerd, its CRI stub, the CRI protobuf module), or None."""
         self.args, self.grpc, self.pr_pb, self.pr_grpc = args, grpc, pr_pb, pr_grpc
         self.work = work
-        self.daemon = kill_test.Daemon(args, work)
-        self.user = user
+        self.runtime = runtime
+        containerd = runtime[0] if runtime else None
+        self.daemon = kill_test.daemon(args, work, containerd and containerd.endpoint,
+                                       containerd and containerd.cgroup_root,
+                                       metrics=containerd is not None)
+        self.user = None
         self.channel = None
 
     def start(self):
@@ -81,58 +90,73 @@ class Env:
         self.stub = self.pr_grpc.PodResourcesListerStub(self.channel)
         self.list()
 
-    def stop(self):
+    def close(self):
         if self.channel is not None:
             self.channel.close()
             self.channel = None
+
+    def stop(self):
+        self.close()
         self.daemon.stop()
 
     def kill9(self):
-        if self.channel is not None:
-            self.channel.close()
-            self.channel = None
+        self.close()
         self.daemon.kill9()
 
     def alive(self):
-        check(self.daemon.proc.poll() is None,
-              f"the daemon exited ({self.daemon.proc.returncode}):\n" + self.daemon.tail())
+        self.daemon.alive()
+
+    def until(self, what, fn, timeout):
+        """fn() until it is truthy (the daemon must stay alive); Failure naming `what` after
+        `timeout` seconds."""
+        def attempt():
+            self.alive()
+            return fn()
+        v, _ = poll(attempt, timeout, interval=0.05)
+        if not v:
+            raise Failure(f"{what} (after {timeout} s)\n" + self.daemon.tail())
+        return v
 
     def list(self, timeout=20):
-        deadline = time.monotonic() + timeout
-        while True:
-            self.alive()
+        def answer():
             try:
                 return self.stub.List(self.pr_pb.ListPodResourcesRequest(), timeout=5)
-            except self.grpc.RpcError as e:
-                if time.monotonic() > deadline:
-                    raise Failure(f"List does not answer: {e}\n" + self.daemon.tail())
-                time.sleep(0.05)
+            except self.grpc.RpcError:
+                return None
+        return self.until("List does not answer", answer, timeout)
 
     def names(self):
         return sorted(p.name for p in self.list().pod_resources)
 
     def wait_names(self, want, timeout=10):
-        deadline = time.monotonic() + timeout
-        while True:
-            got = self.names()
-            if got == sorted(want):
-                return
-            if time.monotonic() > deadline:
-                raise Failure(f"List reports {got}, expected {sorted(want)}\n" + self.daemon.tail())
-            time.sleep(0.05)
+        self.until(f"List does not report {sorted(want)} (it reports {self.names()})",
+                   lambda: self.names() == sorted(want), timeout)
 
-    def wait_log(self, needle, timeout=10):
-        deadline = time.monotonic() + timeout
-        while True:
-            log = open(self.daemon.log_path, errors="replace").read()
-            if needle in log:
-                return log
-            if time.monotonic() > deadline:
-                raise Failure(f"the log never said {needle!r}:\n" + self.daemon.tail())
-            time.sleep(0.05)
+    def log_size(self):
+        return os.path.getsize(self.daemon.log_path)
 
-    def write_pod(self, name, cpu=2, label=0):
-        spec = PodSpec(name, "guaranteed", cpu, label=label)
+    def wait_log(self, needle, timeout=10, since=0):
+        """Waits until the log, from byte `since` on, says `needle`; returns that line."""
+        def said():
+            with open(self.daemon.log_path, "rb") as f:
+                f.seek(since)
+                return next((l for l in f.read().decode(errors="replace").splitlines()
+                             if needle in l), None)
+        return self.until(f"the log never said {needle!r}", said, timeout)
+
+    def write_refused(self, name, error, before, names):
+        """Adds pod `name` while writes fail with `error`: the log says it, the daemon lives,
+        List still reports `names` and the state files are still `before`."""
+        self.write_pod(name)
+        self.wait_log(error)
+        time.sleep(0.3)
+        self.alive()
+        check(self.names() == names, f"{error}: List reports {self.names()}, expected {names}")
+        check(self.state_bytes() == before, f"{error}: the state files changed although the "
+              "write failed")
+
+    def write_pod(self, name, cpu=2, label=0, kind="guaranteed"):
+        spec = PodSpec(name, kind, cpu, label=label)
         tmp = os.path.join(self.daemon.pods, f".{name}.tmp")
         with open(tmp, "w") as f:
             f.write(spec.yaml())
@@ -150,10 +174,11 @@ class Env:
     def check_disk(self):
         """The state files parse, no temporary file is left, the record is what List says."""
         state = self.daemon.state
-        leftovers = [n for n in os.listdir(state) if ".tmp" in n]
+        # (The live daemon's own may be there: it may be writing right now.)
+        leftovers = kill_test.stale_temporary_files(state, self.daemon.proc.pid)
         check(not leftovers, f"temporary files left in the state dir: {leftovers}")
         r = run([self.args.podtopo, "state", "check", "--kubelet-dir", state, "--node",
-                 "preset:demo", "--config", self.daemon.config, "-o", "json"])
+                 self.daemon.node, "--config", self.daemon.config, "-o", "json"])
         check(r.returncode in (0, 4), f"podtopo state check on the state dir: exit "
               f"{r.returncode}\n{r.stdout}\n{r.stderr}")
         record = os.path.join(state, "podtopo_pods.json")
@@ -182,13 +207,8 @@ def full_fs(env):
             pass
         finally:
             os.close(fd)
-        env.write_pod("b")
-        env.wait_log("No space left on device")
+        env.write_refused("b", "No space left on device", before, ["a"])
         env.wait_log("pod default/b not admitted")
-        time.sleep(0.3)
-        env.alive()
-        check(env.names() == ["a"], f"after ENOSPC List reports {env.names()}, expected ['a']")
-        check(env.state_bytes() == before, "the state files changed although the write failed")
         os.unlink(filler)
         env.check_disk()
         # Space is back: the next change is written, and the failed pod holds nothing.
@@ -214,12 +234,7 @@ def read_only(env):
         r = run(["mount", "-o", "remount,ro", env.daemon.state])
         if r.returncode != 0:
             raise Skip(f"cannot remount {env.daemon.state} read-only: {r.stderr.strip()}")
-        env.write_pod("b")
-        env.wait_log("Read-only file system")
-        time.sleep(0.3)
-        env.alive()
-        check(env.names() == ["a"], f"read-only: List reports {env.names()}, expected ['a']")
-        check(env.state_bytes() == before, "the state files changed on a read-only file system")
+        env.write_refused("b", "Read-only file system", before, ["a"])
         os.unlink(os.path.join(env.daemon.pods, "a.yaml"))  # a release fails to be written too
         env.wait_log("pod default/a")
         time.sleep(0.3)
@@ -249,12 +264,7 @@ def permission(env):
         env.wait_names(["a"])
         before = env.state_bytes()
         os.chmod(env.daemon.state, 0o500)
-        env.write_pod("b")
-        env.wait_log("Permission denied")
-        time.sleep(0.3)
-        env.alive()
-        check(env.names() == ["a"], f"permission denied: List reports {env.names()}")
-        check(env.state_bytes() == before, "the state files changed without write permission")
+        env.write_refused("b", "Permission denied", before, ["a"])
         os.chmod(env.daemon.state, 0o700)
         env.write_pod("c")
         env.wait_names(["a", "c"])
@@ -303,8 +313,65 @@ def pods_dir(env):
         env.stop()
 
 
+def cri_killed(env):
+    """containerd SIGKILLed at random points of the reconcile period (1 s), once while a pod is
+    being started: each time the log says the runtime is unavailable, naming it, the daemon
+    keeps answering, and once containerd is back every pod runs once (nothing duplicated)."""
+    if env.runtime is None:
+        raise Skip("needs --cri (a private containerd)")
+    containerd, cri, pb = env.runtime
+    rng = random.Random(env.args.seed)
+
+    def pods_run(names):
+        """Each pod of `names` has one ready sandbox with its app container running, and
+        nothing else runs; nothing is duplicated."""
+        problems = kill_test.cri_duplicates(cri, pb)
+        check(not problems, "; ".join(problems))
+        ready = {sb.id: sb.metadata.name for sb in
+                 cri.ListPodSandbox(pb.ListPodSandboxRequest(), timeout=10).items
+                 if sb.state == pb.SANDBOX_READY}
+        running = sorted(ready[c.pod_sandbox_id] for c in
+                         cri.ListContainers(pb.ListContainersRequest(), timeout=10).containers
+                         if c.state == pb.CONTAINER_RUNNING and c.pod_sandbox_id in ready)
+        return sorted(ready.values()) == sorted(names) and running == sorted(names)
+
+    def runtime_up(want):
+        """podtopo_runtime_up is `want`: the daemon has noticed (not containerd's shims, which
+        outlive containerd and keep the pods running)."""
+        return metric_value(env.daemon.metrics(), "podtopo_runtime_up") == want
+
+    env.start()
+    try:
+        names = ["a", "b"]
+        for n in names:
+            env.write_pod(n, cpu=1, kind="burstable")
+        env.until(f"pods {names} never ran on containerd", lambda: pods_run(names), 60)
+        for i in range(3):
+            env.until("podtopo_runtime_up is not 1", lambda: runtime_up(1), 20)
+            since = env.log_size()
+            if i == 1:  # this kill lands while pod c is being started
+                names.append("c")
+                env.write_pod("c", cpu=1, kind="burstable")
+            time.sleep(rng.random() * (0.2 if i == 1 else 1.0))
+            containerd.kill9()
+            line = env.wait_log("is unavailable", since=since)
+            check(containerd.endpoint in line, f"the error does not name the runtime: {line}")
+            env.until("podtopo_runtime_up did not drop to 0", lambda: runtime_up(0), 10)
+            time.sleep(1.5)  # reconcile passes without the runtime
+            env.alive()
+            env.list()
+            containerd.start()
+            env.until("podtopo_runtime_up did not come back to 1", lambda: runtime_up(1), 20)
+            env.until(f"after containerd came back, pods {names} do not each run once",
+                      lambda: pods_run(names), 60)
+            env.wait_names(names)
+        env.check_disk()
+    finally:
+        env.stop()
+
+
 SCENARIOS = {"full-fs": full_fs, "read-only": read_only, "permission": permission,
-             "checkpoint-gone": checkpoint_gone, "pods-dir": pods_dir}
+             "checkpoint-gone": checkpoint_gone, "pods-dir": pods_dir, "cri-killed": cri_killed}
 
 
 def main():
@@ -312,23 +379,37 @@ def main():
     ap.add_argument("--podtopo", required=True)
     ap.add_argument("--proto-root", required=True)
     ap.add_argument("--only", default="")
+    ap.add_argument("--cri", action="store_true",
+                    help="start a private containerd for the cri-killed scenario")
+    ap.add_argument("--seed", type=int, default=int(time.time()))
     args = ap.parse_args()
-    try:
-        import grpc
-    except ImportError as e:
-        print(f"SKIP: python grpc missing ({e}); run with /usr/bin/python3")
+    print(f"fault_test: seed {args.seed}", flush=True)
+    reason = kill_test.grpc_missing()
+    if reason:
+        print(f"SKIP: {reason}", flush=True)
         return 77
+    import grpc
     import harness
     base = tempfile.mkdtemp(prefix="podtopo-faults-")
     os.chmod(base, 0o755)
     ran = failed = 0
+    containerd = cri = cri_pb = None
     try:
-        _, _, pr_pb, pr_grpc = harness.generate_stubs(args.proto_root, os.path.join(base, "gen"))
+        cri_pb, cri_grpc, pr_pb, pr_grpc = harness.generate_stubs(args.proto_root,
+                                                                  os.path.join(base, "gen"))
         names = [n for n in args.only.split(",") if n] or list(SCENARIOS)
+        if args.cri and "cri-killed" in names:
+            try:
+                containerd, cri = kill_test.start_containerd(cri_pb, cri_grpc,
+                                                             f"podtopo-faults-{os.getpid()}")
+            except harness.Skip as e:
+                print(f"fault_test: cri-killed: SKIP: {e}", flush=True)
+                names.remove("cri-killed")
         for name in names:
             work = os.path.join(base, name)
             os.makedirs(work)
-            env = Env(args, grpc, pr_pb, pr_grpc, work)
+            env = Env(args, grpc, pr_pb, pr_grpc, work,
+                      (containerd, cri, cri_pb) if name == "cri-killed" and cri else None)
             t0 = time.monotonic()
             try:
                 SCENARIOS[name](env)
@@ -343,6 +424,10 @@ def main():
             finally:
                 env.kill9()
     finally:
+        if containerd is not None:
+            if containerd.proc is None or containerd.proc.poll() is not None:
+                containerd.start()  # so that the CRI path cleans up
+            containerd.teardown(cri, cri_pb)
         for d in sorted((os.path.join(base, n, "state") for n in SCENARIOS), reverse=True):
             if os.path.ismount(d):
                 umount(d)

@@ -17,6 +17,7 @@ answers, the checks run:
   * allocations survive: a pod whose manifest was not touched since the last check keeps
     exactly its CPUs and memory;
   * Get answers each pod as List does;
+  * no temporary file of a killed daemon's state write is left (the restart removes them);
   * with --cri (a private containerd, as tests/e2e): no pod has two ready sandboxes, no sandbox
     two containers of one name (a smaller count is fine: containers may still be starting).
 Prints one line per 50 kills and a summary "kills: N, rounds verified: N, lost: 0, duplicated: 0".
@@ -26,8 +27,6 @@ import argparse
 import os
 import random
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -36,36 +35,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 
-CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-featureGates:
-  PodLevelResources: true
-  PodLevelResourceManagers: true
-cpuManagerPolicy: static
-cpuManagerReconcilePeriod: 1s
-memoryManagerPolicy: Static
-topologyManagerPolicy: single-numa-node
-topologyManagerScope: pod
-systemReserved:
-  cpu: "1"
-  memory: 1Gi
-evictionHard:
-  memory.available: 100Mi
-reservedMemory:
-  - numaNode: 0
-    limits:
-      memory: 1124Mi
-"""
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
-
+import serve_e2e  # noqa: E402  (tests/e2e: the daemon and the check helpers)
+from harness import IMAGE  # noqa: E402  (the busybox image of the private containerd)
+from serve_e2e import Failure, check  # noqa: E402
 
 # ---- the pod pool -------------------------------------------------------------------------
 
@@ -83,15 +55,15 @@ class PodSpec:
             return ("apiVersion: v1\nkind: Pod\n" + meta + "spec:\n"
                     f"  resources: {{requests: {{cpu: \"{self.cpu}\", memory: 512Mi}}, "
                     f"limits: {{cpu: \"{self.cpu}\", memory: 512Mi}}}}\n"
-                    "  initContainers:\n  - {name: side, image: busybox, restartPolicy: Always}\n"
-                    "  containers:\n  - name: app\n    image: busybox\n"
+                    f"  initContainers:\n  - {{name: side, image: {IMAGE}, restartPolicy: Always}}\n"
+                    f"  containers:\n  - name: app\n    image: {IMAGE}\n"
                     f"    resources: {{limits: {{cpu: \"1\", memory: {mem}}}}}\n")
         if self.kind == "guaranteed":
             return ("apiVersion: v1\nkind: Pod\n" + meta + "spec:\n  containers:\n"
-                    "  - name: app\n    image: busybox\n"
+                    f"  - name: app\n    image: {IMAGE}\n"
                     f"    resources: {{limits: {{cpu: \"{self.cpu}\", memory: {mem}}}}}\n")
         return ("apiVersion: v1\nkind: Pod\n" + meta + "spec:\n  containers:\n"
-                "  - name: app\n    image: busybox\n"
+                f"  - name: app\n    image: {IMAGE}\n"
                 f"    resources: {{requests: {{cpu: {self.cpu * 100}m, memory: 64Mi}}}}\n")
 
     def containers(self):
@@ -117,71 +89,70 @@ def pool(cri):
     return [PodSpec(f"p{i}", kinds[i % 3], 2 + i % 2) for i in range(9)]
 
 
-# ---- the daemon -----------------------------------------------------------------------------
+def daemon(args, work, endpoint=None, cgroup_root=None, metrics=False):
+    """`podtopo serve` on `work` as every reliability test runs it: no rate limit, warnings
+    only; on the private containerd (--node local) with `endpoint`, else on preset:demo."""
+    return serve_e2e.Serve(args.podtopo, work, endpoint, cgroup_root,
+                           node="local" if endpoint else "preset:demo",
+                           flags=["--rate-limit-qps", "0", "--log-level", "warn"],
+                           metrics=metrics)
 
-class Daemon:
-    def __init__(self, args, work, endpoint=None, cgroup_root=None):
-        self.args = args
-        self.socket = os.path.join(work, "kubelet.sock")
-        self.pods = os.path.join(work, "pods")
-        self.state = os.path.join(work, "state")
-        self.config = os.path.join(work, "kubelet-config.yaml")
-        self.log_path = os.path.join(work, "serve.log")
-        self.endpoint = endpoint
-        self.cgroup_root = cgroup_root
-        self.proc = None
-        self.user = None  # run as this uid (and gid) when set
-        os.makedirs(self.pods, exist_ok=True)
-        os.makedirs(self.state, exist_ok=True)
-        with open(self.config, "w") as f:
-            f.write(CONFIG)
 
-    def start(self):
-        # The killed daemon's socket stays behind; the new one replaces it. Removing it here
-        # lets wait_socket() see the new daemon's.
-        if os.path.exists(self.socket):
-            os.unlink(self.socket)
-        cmd = [self.args.podtopo, "serve", "--socket", self.socket, "--config", self.config,
-               "--state-dir", self.state, "--pods-dir", self.pods, "--rate-limit-qps", "0",
-               "--log-level", "warn"]
-        env = dict(os.environ)
-        if self.endpoint:
-            cmd += ["--node", "local", "--cri", self.endpoint]
-            env.update(PODTOPO_CGROUP_ROOT=self.cgroup_root, PODTOPO_STOP_GRACE="0")
-        else:
-            cmd += ["--node", "preset:demo"]
-        as_user = {} if self.user is None else {"user": self.user, "group": self.user}
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                         start_new_session=True, **as_user)
+def stale_temporary_files(state_dir, writer_pid=None):
+    """WriteFileAtomically's temporary files in the state dir, but for those of `writer_pid`
+    (a live daemon may be writing)."""
+    return sorted(n for n in os.listdir(state_dir) if ".tmp-" in n
+                  and (writer_pid is None or not n.endswith(f".tmp-{writer_pid}")))
 
-    def wait_socket(self, timeout=30):
-        deadline = time.monotonic() + timeout
-        while not os.path.exists(self.socket):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise Failure(f"the daemon did not create its socket (exit {self.proc.poll()}):\n"
-                              + self.tail())
-            time.sleep(0.005)
 
-    def kill9(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=30)
+def cri_duplicates(cri, pb):
+    """What the CRI runtime runs twice: a pod with two ready sandboxes, a sandbox with two
+    live containers of one name. [] when nothing is duplicated."""
+    problems = []
+    ready = {}
+    for sb in cri.ListPodSandbox(pb.ListPodSandboxRequest(), timeout=10).items:
+        if sb.state == pb.SANDBOX_READY:
+            uid = sb.labels.get("io.kubernetes.pod.uid", "")
+            if uid in ready:
+                problems.append(f"pod {sb.metadata.name}: two ready sandboxes {ready[uid]} and "
+                                f"{sb.id[:13]}")
+            ready[uid] = sb.id[:13]
+    seen = set()
+    for c in cri.ListContainers(pb.ListContainersRequest(), timeout=10).containers:
+        if c.state in (pb.CONTAINER_CREATED, pb.CONTAINER_RUNNING):
+            key = (c.pod_sandbox_id, c.metadata.name)
+            if key in seen:
+                problems.append(f"sandbox {c.pod_sandbox_id[:13]}: two live containers named "
+                                f"{c.metadata.name}")
+            seen.add(key)
+    return problems
 
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.kill9()
 
-    def tail(self, n=30):
-        try:
-            with open(self.log_path, errors="replace") as f:
-                return "".join(f.readlines()[-n:])
-        except OSError:
-            return ""
+def grpc_missing():
+    """Why the reliability tests cannot call gRPC here, or None: python grpc (Debian's, under
+    /usr/bin/python3), protoc and grpc_python_plugin (for the stubs)."""
+    try:
+        import grpc  # noqa: F401
+    except ImportError as e:
+        return f"python grpc missing ({e}); run with /usr/bin/python3"
+    if shutil.which("protoc") is None or shutil.which("grpc_python_plugin") is None:
+        return "protoc or grpc_python_plugin not found"
+    return None
+
+
+def start_containerd(cri_pb, cri_grpc, cgroup_root):
+    """A private containerd (tests/e2e/harness.py) with the busybox image; (env, CRI stub).
+    Raises harness.Skip with the reason when it cannot run here."""
+    import harness
+    env = harness.PrivateContainerd.create(cgroup_root=cgroup_root)
+    env.stubs = (cri_pb, cri_grpc)
+    try:
+        env.start()
+        env.import_image()
+        return env, env.cri(cri_grpc)
+    except Exception:
+        env.teardown()
+        raise
 
 
 # ---- the test -------------------------------------------------------------------------------
@@ -192,14 +163,14 @@ class KillTest:
         self.pr_pb, self.pr_grpc, self.grpc = pr_pb, pr_grpc, grpc
         self.rng = random.Random(args.seed)
         self.cri_env, self.cri_pb, self.cri = cri_env, cri_pb, cri
-        self.daemon = Daemon(args, work, cri_env.endpoint if cri_env else None,
+        self.daemon = daemon(args, work, cri_env.endpoint if cri_env else None,
                              cri_env.cgroup_root if cri_env else None)
         self.specs = {s.name: s for s in pool(cri_env is not None)}
         self.present = {}        # name -> PodSpec currently in the pods dir
         self.touched = set()     # names written or removed since the last check
         self.last = {}           # name -> (cpu_ids, memory) at the last check
         self.stats = {"kills": 0, "verified": 0, "ops": 0, "calls": 0, "call_errors": 0,
-                      "lost": 0, "duplicated": 0}
+                      "lost": 0, "duplicated": 0, "temps_left": 0}
         self.stop_churn = threading.Event()
 
     # manifests
@@ -246,7 +217,6 @@ class KillTest:
 
     # clients
     def stub(self):
-        self.daemon.wait_socket()
         ch = self.grpc.insecure_channel("unix://" + self.daemon.socket, options=[
             ("grpc.initial_reconnect_backoff_ms", 20), ("grpc.min_reconnect_backoff_ms", 20),
             ("grpc.max_reconnect_backoff_ms", 100)])
@@ -327,6 +297,8 @@ class KillTest:
 
     def verify(self, stub):
         resp = self.settled(stub)
+        stale = stale_temporary_files(self.daemon.state, self.daemon.proc.pid)
+        check(not stale, f"temporary files of a killed daemon left after the restart: {stale}")
         held = {}
         for p in resp.pod_resources:
             spec = self.present[p.name]
@@ -365,23 +337,8 @@ class KillTest:
         self.stats["verified"] += 1
 
     def verify_cri(self):
-        pb = self.cri_pb
-        sandboxes = self.cri.ListPodSandbox(pb.ListPodSandboxRequest(), timeout=10).items
-        ready = {}
-        for sb in sandboxes:
-            if sb.state == pb.SANDBOX_READY:
-                uid = sb.labels.get("io.kubernetes.pod.uid", "")
-                check(uid not in ready, f"pod {sb.metadata.name}: two ready sandboxes "
-                      f"{ready.get(uid)} and {sb.id[:13]}")
-                ready[uid] = sb.id[:13]
-        containers = self.cri.ListContainers(pb.ListContainersRequest(), timeout=10).containers
-        seen = {}
-        for c in containers:
-            if c.state in (pb.CONTAINER_CREATED, pb.CONTAINER_RUNNING):
-                key = (c.pod_sandbox_id, c.metadata.name)
-                check(key not in seen, f"sandbox {c.pod_sandbox_id[:13]}: two live containers "
-                      f"named {c.metadata.name}")
-                seen[key] = c.id
+        problems = cri_duplicates(self.cri, self.cri_pb)
+        check(not problems, "; ".join(problems))
 
     def round(self, index):
         self.daemon.start()
@@ -396,6 +353,9 @@ class KillTest:
             time.sleep(self.rng.random() * 0.4)
             self.daemon.kill9()
             self.stats["kills"] += 1
+            # A kill in the middle of a state write leaves its temporary file; the next start
+            # must remove it (verify checks).
+            self.stats["temps_left"] += len(stale_temporary_files(self.daemon.state))
             self.stop_churn.set()
             for t in threads:
                 t.join()
@@ -423,7 +383,8 @@ class KillTest:
         s = self.stats
         print(f"kill_test: kills: {s['kills']}, rounds verified: {s['verified']}, manifest "
               f"changes: {s['ops']}, calls answered: {s['calls']} (errors while killing/"
-              f"restarting: {s['call_errors']}), lost: {s['lost']}, duplicated: "
+              f"restarting: {s['call_errors']}), temporary files left by a kill and removed at "
+              f"restart: {s['temps_left']}, lost: {s['lost']}, duplicated: "
               f"{s['duplicated']}, {time.monotonic() - t0:.1f} s", flush=True)
 
 
@@ -437,15 +398,12 @@ def main():
     ap.add_argument("--work", help="keep the work directory here (default: a temp dir, removed)")
     args = ap.parse_args()
     print(f"kill_test: seed {args.seed}", flush=True)
-    try:
-        import grpc
-    except ImportError as e:
-        print(f"SKIP: python grpc missing ({e}); run with /usr/bin/python3", flush=True)
+    reason = grpc_missing()
+    if reason:
+        print(f"SKIP: {reason}", flush=True)
         return 77
+    import grpc
     import harness
-    if shutil.which("protoc") is None or shutil.which("grpc_python_plugin") is None:
-        print("SKIP: protoc or grpc_python_plugin not found", flush=True)
-        return 77
     work = args.work or tempfile.mkdtemp(prefix="podtopo-kill-")
     os.makedirs(work, exist_ok=True)
     env = None
@@ -456,14 +414,10 @@ def main():
         cri = None
         if args.cri:
             try:
-                env = harness.PrivateContainerd.create(cgroup_root=f"podtopo-kill-{os.getpid()}")
+                env, cri = start_containerd(cri_pb, cri_grpc, f"podtopo-kill-{os.getpid()}")
             except harness.Skip as e:
                 print(f"SKIP: {e}", flush=True)
                 return 77
-            env.stubs = (cri_pb, cri_grpc)
-            env.start()
-            env.import_image()
-            cri = env.cri(cri_grpc)
         else:
             cri_pb = None
         test = KillTest(args, pr_pb, pr_grpc, grpc, os.path.join(work, "serve"), env, cri_pb, cri)
