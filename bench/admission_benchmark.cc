@@ -6,10 +6,17 @@
 // figure is admit + remove. Every benchmark checks the admission's answer first.
 //
 // Goals: <= 20 us on demo and t256, <= 1 ms on gb200, <= 10 ms on numa64; explain on gb200
-// <= 50 ms. The kubelet walks 2^34 masks per provider on gb200 and never answers (k/k #135541).
+// <= 50 ms. Figures (CPU time, RelWithDebInfo -O2, 2-core VM at load 10-12; docs/performance.md
+// has the table and the instruction counts): demo 38-48 us, t256 48-52 us (both goals not met
+// yet), gb200 72-98 us, numa64 180-200 us, explain gb200 0.26-0.30 ms.
+// The kubelet: kubelet-perf.md times no whole admission. On gb200 and numa64 it walks 2^34
+// (2^64) masks per provider and never answers (k/k #135541); on t256 its merge alone walks
+// 192 x 255 x 255 = 12.5 M hint combinations, about 2.4 s at the ~190 ns per combination
+// kubelet-perf.md measured (an estimate: ~50,000x this benchmark's t256 figure).
 //
-//   cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DPODTOPO_BUILD_BENCHMARKS=ON
-//   cmake --build build-bench --target admission_benchmark && build-bench/bench/admission_benchmark
+//   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+//     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DPODTOPO_BUILD_BENCHMARKS=ON
+//   cmake --build build --target admission_benchmark && build/bench/admission_benchmark
 #include <cstdlib>
 #include <string>
 

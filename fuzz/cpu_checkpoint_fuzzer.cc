@@ -76,6 +76,9 @@ PODTOPO_FUZZ_TARGET(cpu_checkpoint) {
       checkpoint::CpuWriteOptions write{.format = format, .pod_level_resource_managers = gate,
                                         .v4_inline_checksum = inline_sum};
       absl::StatusOr<std::string> bytes = checkpoint::MarshalCpuCheckpoint(*cp, write);
+      // Fields podtopo cannot keep inside modelled values: the write is refused on purpose
+      // (kept_fields.h), never done with them dropped.
+      if (RefusedForUnknownFields(bytes.status())) return 0;
       FUZZ_CHECK(bytes.ok(), fmt::format("a restored checkpoint does not marshal (format {}): {}",
                                          static_cast<int>(format), bytes.status().ToString()));
       absl::StatusOr<checkpoint::CpuCheckpoint> back =

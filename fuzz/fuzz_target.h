@@ -50,6 +50,13 @@ inline std::string_view AsText(const uint8_t* data, size_t size) {
   std::abort();
 }
 
+// The checkpoint writers' deliberate refusal to rewrite a file holding fields podtopo does not
+// model inside modelled values (checkpoint/kept_fields.h).
+template <typename Status>
+bool RefusedForUnknownFields(const Status& s) {
+  return !s.ok() && s.message().find("podtopo does not rewrite this") != std::string_view::npos;
+}
+
 }  // namespace podtopo::fuzz
 
 #define PODTOPO_FUZZ_TARGET(name)                                                   \

@@ -38,6 +38,9 @@ PODTOPO_FUZZ_TARGET(memory_checkpoint) {
     if (format == MemoryFormat::kV1 && !cp->pod_entries.empty()) continue;
     MemoryWriteOptions write{.format = format, .pod_level_resource_managers = gate};
     absl::StatusOr<std::string> bytes = MarshalMemoryCheckpoint(*cp, write);
+    // Fields podtopo cannot keep inside modelled values: the write is refused on purpose
+    // (kept_fields.h), never done with them dropped.
+    if (RefusedForUnknownFields(bytes.status())) return 0;
     FUZZ_CHECK(bytes.ok(), fmt::format("a restored checkpoint does not marshal (V{}): {}",
                                        static_cast<int>(format) + 1, bytes.status().ToString()));
     absl::StatusOr<MemoryCheckpoint> back = RestoreMemoryCheckpoint(*bytes, "written", load);

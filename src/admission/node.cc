@@ -76,6 +76,23 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   // Hint providers in the kubelet's registration order: devices, CPU, memory.
   std::vector<std::unique_ptr<topologymanager::HintProvider>> providers;
   std::vector<Pod> admitted;  // admission order
+  // For the node-fit check, kept with `admitted` by AddAdmitted / EraseAdmitted: each pod's
+  // PodFitAmounts (same order) and their sum.
+  std::vector<FitAmounts> admitted_amounts;
+  FitAmounts admitted_fit;
+  void AddAdmitted(Pod pod, FitAmounts amounts) {
+    for (const auto& [name, amount] : amounts) admitted_fit[name] += amount;
+    admitted.push_back(std::move(pod));
+    admitted_amounts.push_back(std::move(amounts));
+  }
+  // Removes admitted[i] and returns it with its amounts.
+  std::pair<Pod, FitAmounts> EraseAdmitted(size_t i) {
+    for (const auto& [name, amount] : admitted_amounts[i]) admitted_fit[name] -= amount;
+    std::pair<Pod, FitAmounts> out{std::move(admitted[i]), std::move(admitted_amounts[i])};
+    admitted.erase(admitted.begin() + static_cast<std::ptrdiff_t>(i));
+    admitted_amounts.erase(admitted_amounts.begin() + static_cast<std::ptrdiff_t>(i));
+    return out;
+  }
   ResourceList allocatable;
   // The trace of the admission in progress (null outside Admit).
   AdmissionTrace* trace = nullptr;
@@ -122,7 +139,8 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   absl::Status Restore();
   absl::Status Save() const;
 
-  std::optional<AdmitResult> CheckFit(const Pod& pod) const;
+  // The node-fit check of a pod whose PodFitAmounts are `request`.
+  std::optional<AdmitResult> CheckFit(const FitAmounts& request) const;
   void Release(const Pod& pod);
   // What the kubelet does to an admitted pod when it restarts: re-admit it against the state
   // it holds now (hints regenerated from its allocation, idempotent allocation). Returns that
@@ -444,7 +462,7 @@ absl::Status Node::Impl::Restore() {
           "{}: pod {} was admitted before but cannot be restored: {}: {}",
           JoinPath(dir, kPodRecordFile), e.pod.Key(), r.reason, r.message));
     }
-    admitted.push_back(e.pod);
+    AddAdmitted(e.pod, PodFitAmounts(e.pod, pod_level_resources));
   }
   return absl::OkStatus();
 }
@@ -495,12 +513,10 @@ absl::Status Node::Impl::Save() const {
   return WriteFileAtomically(JoinPath(dir, kPodRecordFile), MarshalPodRecord(record));
 }
 
-std::optional<AdmitResult> Node::Impl::CheckFit(const Pod& pod) const {
-  std::vector<const Pod*> others;
-  for (const auto& p : admitted) others.push_back(&p);
+std::optional<AdmitResult> Node::Impl::CheckFit(const FitAmounts& request) const {
   NodeFitShortage shortage;
-  std::optional<AdmitResult> r =
-      CheckNodeFit(pod, others, allocatable, pod_level_resources, 110, &shortage);
+  std::optional<AdmitResult> r = CheckNodeFit(request, static_cast<int64_t>(admitted.size()),
+                                              admitted_fit, allocatable, 110, &shortage);
   if (r.has_value() && trace != nullptr) trace->node_fit = shortage;
   return r;
 }
@@ -798,7 +814,8 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
   rejected.uid = pod.uid;
   rejected.qos = GetPodQos(pod, m.pod_gates);
   rejected.trace = trace;
-  if (auto fit = m.CheckFit(pod); fit.has_value()) {
+  FitAmounts fit_amounts = PodFitAmounts(pod, m.pod_level_resources);
+  if (auto fit = m.CheckFit(fit_amounts); fit.has_value()) {
     rejected.reason = fit->reason;
     rejected.message = kRejectedPrefix + fit->message;
     return rejected;
@@ -838,10 +855,10 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
         kRejectedPrefix, again->reason, again->message, restart_hints);
     return rejected;
   }
-  m.admitted.push_back(pod);
+  m.AddAdmitted(pod, std::move(fit_amounts));
   if (auto s = m.Save(); !s.ok()) {
     // Nothing was written: the pod is not admitted.
-    m.admitted.pop_back();
+    (void)m.EraseAdmitted(m.admitted.size() - 1);
     m.Release(pod);
     return s;
   }
@@ -860,8 +877,7 @@ absl::StatusOr<PodAllocation> Node::Remove(const std::string& namespace_name,
     return absl::NotFoundError(fmt::format("pod {}/{} is not admitted on this node",
                                            namespace_name, name));
   }
-  Pod pod = std::move(*it);
-  m.admitted.erase(it);
+  auto [pod, amounts] = m.EraseAdmitted(static_cast<size_t>(it - m.admitted.begin()));
   PodAllocation before = m.View(pod);
   // The record goes first: a crash after it leaves stale checkpoint entries, which the next
   // start releases; never a recorded pod without its allocation.
@@ -881,7 +897,7 @@ absl::StatusOr<PodAllocation> Node::Remove(const std::string& namespace_name,
     if (auto s = WriteFileAtomically(JoinPath(m.options.state_dir, kPodRecordFile),
                                      MarshalPodRecord(record));
         !s.ok()) {
-      m.admitted.push_back(pod);
+      m.AddAdmitted(pod, std::move(amounts));
       return s;
     }
   }

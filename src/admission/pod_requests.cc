@@ -55,10 +55,30 @@ ResourceList NodeAllocatable(const NodeTopology& topology, const config::Kubelet
   return out;
 }
 
+FitAmounts PodFitAmounts(const Pod& pod, bool pod_level_resources) {
+  FitAmounts out;
+  for (const auto& [name, q] : PodRequests(pod, pod_level_resources)) out[name] += Amount(name, q);
+  return out;
+}
+
 std::optional<AdmitResult> CheckNodeFit(const Pod& pod, const std::vector<const Pod*>& admitted,
                                         const ResourceList& allocatable,
                                         bool pod_level_resources, int max_pods,
                                         NodeFitShortage* shortage) {
+  FitAmounts used;
+  for (const Pod* p : admitted) {
+    for (const auto& [name, amount] : PodFitAmounts(*p, pod_level_resources)) {
+      used[name] += amount;
+    }
+  }
+  return CheckNodeFit(PodFitAmounts(pod, pod_level_resources),
+                      static_cast<int64_t>(admitted.size()), used, allocatable, max_pods,
+                      shortage);
+}
+
+std::optional<AdmitResult> CheckNodeFit(const FitAmounts& request, int64_t admitted_pods,
+                                        const FitAmounts& used, const ResourceList& allocatable,
+                                        int max_pods, NodeFitShortage* shortage) {
   auto insufficient = [shortage](const std::string& name, int64_t requested, int64_t used,
                                  int64_t capacity) {
     if (shortage != nullptr) *shortage = NodeFitShortage{name, requested, used, capacity};
@@ -67,29 +87,24 @@ std::optional<AdmitResult> CheckNodeFit(const Pod& pod, const std::vector<const 
                                    "{}, capacity: {}",
                                    name, requested, used, capacity)};
   };
-  int64_t pods = static_cast<int64_t>(admitted.size());
+  const int64_t pods = admitted_pods;
   if (pods + 1 > max_pods) return insufficient("pods", 1, pods, max_pods);
 
-  ResourceList request = PodRequests(pod, pod_level_resources);
-  std::map<std::string, int64_t> used;
-  for (const Pod* p : admitted) {
-    for (const auto& [name, q] : PodRequests(*p, pod_level_resources)) {
-      used[name] += Amount(name, q);
-    }
-  }
   auto check = [&](const std::string& name) -> std::optional<AdmitResult> {
     auto it = request.find(name);
     if (it == request.end()) return std::nullopt;
-    int64_t want = Amount(name, it->second);
+    const int64_t want = it->second;
     if (want <= 0) return std::nullopt;
     int64_t have = 0;
     if (auto a = allocatable.find(name); a != allocatable.end()) have = Amount(name, a->second);
-    if (want > have - used[name]) return insufficient(name, want, used[name], have);
+    auto u = used.find(name);
+    const int64_t in_use = u == used.end() ? 0 : u->second;
+    if (want > have - in_use) return insufficient(name, want, in_use, have);
     return std::nullopt;
   };
   if (auto r = check(kResourceCpu)) return r;
   if (auto r = check(kResourceMemory)) return r;
-  for (const auto& [name, q] : request) {
+  for (const auto& [name, amount] : request) {
     if (name == kResourceCpu || name == kResourceMemory || name == "ephemeral-storage") continue;
     // removeMissingExtendedResources: extended resources the node does not advertise are
     // left to other admission handlers (the kubelet drops them from the fit check).

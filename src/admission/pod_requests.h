@@ -9,7 +9,10 @@
 #ifndef PODTOPO_ADMISSION_POD_REQUESTS_H_
 #define PODTOPO_ADMISSION_POD_REQUESTS_H_
 
+#include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "admission/admission_error.h"
@@ -33,6 +36,17 @@ std::optional<AdmitResult> CheckNodeFit(const Pod& pod, const std::vector<const 
                                         const ResourceList& allocatable,
                                         bool pod_level_resources, int max_pods,
                                         NodeFitShortage* shortage = nullptr);
+
+// What one pod uses in the fit check: PodRequests in the check's units (cpu millicores,
+// Value() otherwise), per resource.
+using FitAmounts = std::map<std::string, int64_t>;
+FitAmounts PodFitAmounts(const Pod& pod, bool pod_level_resources);
+// The same check for a caller that keeps the admitted pods' count and the sum of their
+// PodFitAmounts up to date (Node) instead of summing them again for every pod. `request` is
+// the pod's PodFitAmounts.
+std::optional<AdmitResult> CheckNodeFit(const FitAmounts& request, int64_t admitted_pods,
+                                        const FitAmounts& used, const ResourceList& allocatable,
+                                        int max_pods, NodeFitShortage* shortage = nullptr);
 
 }  // namespace podtopo
 

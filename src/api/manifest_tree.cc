@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "util/go_strconv.h"
 #include <yaml.h>  // libyaml
 
 namespace podtopo {
@@ -590,6 +591,13 @@ std::string JsonLocation(const std::string& text, size_t position) {
 absl::StatusOr<ManifestStream> ParseManifestText(const std::string& text,
                                                  const std::string& source_name,
                                                  const ManifestParseOptions& options) {
+  // go-yaml and encoding/json refuse what is not UTF-8 (kubectl and the API server never see
+  // it); yaml-cpp would take the bytes, and every JSON podtopo writes of the pod would throw.
+  if (std::optional<InvalidUtf8> bad = FindInvalidUtf8(text)) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: line {}, column {}: invalid UTF-8 (byte 0x{:02x})", source_name,
+                    bad->line, bad->column, bad->byte));
+  }
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
     if (text.size() >= options.parallel_json_bytes) {

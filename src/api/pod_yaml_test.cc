@@ -148,6 +148,20 @@ std::string SmallPod(const std::string& name) {
   return s;
 }
 
+// A manifest that is not UTF-8 is refused (go-yaml and encoding/json refuse it): read as it was,
+// every JSON podtopo wrote of it threw, and `podtopo serve` died writing its rejection (found by
+// the pod_manifest fuzz campaign; fuzz/regressions/pod_manifest/crash-48efb1e8...).
+TEST(PodYamlTest, InvalidUtf8IsRefusedNamingTheLineAndColumn) {
+  for (const std::string& text :
+       {std::string("apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n  labels: {a: \"x\xff\"}\n"),
+        std::string("{\"apiVersion\": \"v1\", \"kind\": \"Pod\",\n \"metadata\": {\"name\": \"b\x97\"}}")}) {
+    absl::StatusOr<std::vector<Pod>> pods = ParsePods(text, "bad.yaml");
+    ASSERT_FALSE(pods.ok()) << text;
+    EXPECT_THAT(std::string(pods.status().message()), ::testing::StartsWith("bad.yaml: line "));
+    EXPECT_THAT(std::string(pods.status().message()), ::testing::HasSubstr("invalid UTF-8"));
+  }
+}
+
 TEST(PodYamlTest, MultiDocumentFile) {
   std::vector<Pod> pods =
       MustParse("---\n" + SmallPod("a") + "---\n# only a comment\n---\n" + SmallPod("b"));

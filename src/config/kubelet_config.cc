@@ -1505,6 +1505,16 @@ ParsedKubeletConfig ParseKubeletConfig(std::string_view yaml, const std::string&
     add(Severity::kError, "", "YAML syntax error: " + message, mark.line >= 0 ? mark.line + 1 : 0,
         mark.line >= 0 ? mark.column + 1 : 0);
   };
+  // go-yaml (sigs.k8s.io/yaml) refuses a file that is not UTF-8 ("yaml: invalid leading UTF-8
+  // octet"); yaml-cpp would take the bytes, and its emitter writes them back as U+FFFD.
+  if (std::optional<InvalidUtf8> bad = FindInvalidUtf8(text)) {
+    add(Severity::kError, "",
+        fmt::format("YAML syntax error: invalid UTF-8 (byte 0x{:02x}); the kubelet refuses the "
+                    "file",
+                    bad->byte),
+        bad->line, bad->column);
+    return result;
+  }
   try {
     scan = ScanYamlDocuments(text, kMaxDocuments);
     if (scan.error.has_value()) {

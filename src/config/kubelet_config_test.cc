@@ -540,6 +540,28 @@ TEST(KubeletConfigTest, WarningsAndInfos) {
 // ---------------------------------------------------------------------------------------
 // Decoding: YAML errors, types, unknown fields.
 
+// go-yaml refuses a file that is not UTF-8; yaml-cpp took it and ToYaml() wrote U+FFFD back
+// (found by the kubelet_config fuzz target, fuzz/regressions/kubelet_config/crash-3461aae7...).
+TEST(KubeletConfigDecodeTest, InvalidUtf8IsAnErrorAtItsLineAndColumn) {
+  ParsedKubeletConfig p = ParseKubeletConfig(
+      "kind: KubeletConfiguration\nevictionHard:\n  memory.available: 1\xff\xff\n",
+      "bad.yaml");
+  ASSERT_TRUE(HasErrors(p.findings));
+  const Finding& f = p.findings.front();
+  EXPECT_THAT(f.message, HasSubstr("invalid UTF-8 (byte 0xff)"));
+  EXPECT_EQ(f.line, 3);
+  EXPECT_EQ(f.column, 22);
+  EXPECT_TRUE(p.config.eviction_hard.empty() ||
+              !p.config.eviction_hard.count("memory.available") ||
+              p.config.eviction_hard.at("memory.available").find('\xff') == std::string::npos);
+  // Valid UTF-8, U+FFFD itself included, is fine.
+  p = ParseKubeletConfig(
+      "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+      "# caf\xc3\xa9 \xef\xbf\xbd\n",
+      "ok.yaml");
+  EXPECT_FALSE(HasErrors(p.findings)) << Dump(p.findings);
+}
+
 TEST(KubeletConfigDecodeTest, SyntaxErrorHasLineNumber) {
   ParsedKubeletConfig p = ParseKubeletConfig(
       "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"

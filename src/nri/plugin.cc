@@ -285,13 +285,31 @@ nriapi::SynchronizeResponse Plugin::Synchronize(const nriapi::SynchronizeRequest
   for (auto& [id, p] : pods_) {
     // The last container seen is the one running now, whatever exited before it.
     if (!p.seen.empty()) p.seen.back().exited = false;
-    bool held = AllocationOf(p) != nullptr;
+    if (AllocationOf(p) != nullptr) {
+      // Held by the state: kept as admitted (the runtime lists containers in its own order; the
+      // recorded model keeps the order they were created in).
+      const Pod* pod = node_->FindPod(AllocationOf(p)->namespace_name, AllocationOf(p)->name);
+      std::vector<SeenContainer> ordered;
+      for (const Container* c : pod->InitAndAppContainers()) {
+        for (const SeenContainer& s : p.seen) {
+          if (s.name == c->name) ordered.push_back({s.name, s.resources, c->kind == ContainerKind::kInit});
+        }
+      }
+      for (const SeenContainer& s : p.seen) {
+        if (pod->FindContainer(s.name) == nullptr) ordered.push_back(s);
+      }
+      p.seen = std::move(ordered);
+      p.admitted = true;
+      p.exact = p.sandbox.annotations().count(kPodSpecAnnotation) > 0;
+      kept++;
+      continue;
+    }
     absl::Status s = Place(p);
     if (!s.ok()) {
       spdlog::warn("pod {} left as it runs: {}", PodName(p.sandbox), std::string(s.message()));
       continue;
     }
-    if (p.admitted) (held ? kept : adopted)++;
+    if (p.admitted) adopted++;
   }
   nriapi::SynchronizeResponse r;
   for (nriapi::ContainerUpdate& u : Rebalance("")) *r.add_update() = std::move(u);

@@ -66,6 +66,24 @@ GoRune GoDecodeRune(std::string_view s, size_t pos) {
   return {kRuneError, 1};
 }
 
+std::optional<InvalidUtf8> FindInvalidUtf8(std::string_view s) {
+  int line = 1, column = 1;
+  for (size_t pos = 0; pos < s.size();) {
+    const GoRune r = GoDecodeRune(s, pos);
+    if (r.rune == U'\uFFFD' && r.size == 1) {
+      return InvalidUtf8{pos, line, column, static_cast<uint8_t>(s[pos])};
+    }
+    if (s[pos] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+    pos += r.size;
+  }
+  return std::nullopt;
+}
+
 void GoAppendRune(std::string& out, char32_t r) {
   if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = kRuneError;
   if (r < 0x80) {

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,16 @@ struct GoRune {
 };
 // REQUIRES: pos < s.size().
 GoRune GoDecodeRune(std::string_view s, size_t pos);
+
+// Where `s` stops being UTF-8 (utf8.ValidString is false there; go-yaml, and so the kubelet
+// and kubectl, refuse such a file): the offending byte, its offset, and its 1-based line and
+// column (columns count runes). nullopt when `s` is valid UTF-8.
+struct InvalidUtf8 {
+  size_t offset;
+  int line, column;
+  uint8_t byte;
+};
+std::optional<InvalidUtf8> FindInvalidUtf8(std::string_view s);
 
 // utf8.AppendRune: appends the UTF-8 encoding of `rune` (U+FFFD for a surrogate or a value
 // above U+10FFFF).

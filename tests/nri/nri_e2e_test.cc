@@ -182,6 +182,8 @@ class NriE2e : public ::testing::Test {
     YAML::Node doc = YAML::LoadFile(path);
     std::string logs = run_ + "/pod-logs/" + pod.uid;
     criv1::PodSandboxConfig sb = runtime::SandboxConfig(pod, Parent(pod), logs, root_);
+    // Every NRI message about this pod is larger than one 4096-byte multiplexer frame.
+    (*sb.mutable_annotations())["example.com/padding"] = std::string(20000, 'p');
     if (model == kSpecAnnotation) {
       (*sb.mutable_annotations())["podtopo.io/pod-spec"] = YamlToJson(doc["spec"]).dump();
     }
@@ -327,6 +329,11 @@ TEST_F(NriE2e, CpusetsAreWhatAdmitGivesThroughRestarts) {
   EXPECT_EQ(testing::RunCommand(fmt::format("{} state check --kubelet-dir {} --node local",
                                             PODTOPO_BINARY, state_dir_)).exit_code, 0)
       << "podtopo state reads the plugin's checkpoints";
+  auto shown = testing::RunCommand(fmt::format("{} state show --kubelet-dir {} --node local -o json",
+                                               PODTOPO_BINARY, state_dir_));
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find(pods_.at("pod-level-resource-demo").pod.uid), std::string::npos)
+      << "the seed pod's entries are in the plugin's cpu_manager_state:\n" << shown.out;
 
   ASSERT_NO_FATAL_FAILURE(RemovePod("pod-level-resource-demo"));
   ASSERT_NO_FATAL_FAILURE(CheckCpusets("seed pod removed"));

@@ -91,5 +91,6 @@ set -e
 head -n 5 "$build/deb-test-state.txt"
 [ "$rc" = 0 ] || { echo "FAIL: podtopo state check on the healthy fixture exited $rc"; exit 1; }
 chroot "$root" podtopo agent --help | grep -q -- --podresources-socket || { echo "FAIL: agent --help"; exit 1; }
+chroot "$root" podtopo nri --help | grep -q -- --socket || { echo "FAIL: nri --help"; exit 1; }
 chroot "$root" man -w podtopo >/dev/null 2>&1 || [ -f "$root/usr/share/man/man1/podtopo.1.gz" ] || [ -f "$root/usr/share/man/man1/podtopo.1" ] || { echo "FAIL: no man page in the root"; exit 1; }
 step "ok: the package installs and runs in a clean Debian 12 root"
