@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <memory>
 #include <optional>
+#include <thread>
 #include <set>
 #include <string>
 #include <string_view>
@@ -13,8 +16,7 @@
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "util/go_strconv.h"
-#include "util/yaml_guard.h"
-#include "yaml-cpp/yaml.h"
+#include <yaml.h>  // libyaml
 
 namespace podtopo {
 namespace {
@@ -76,199 +78,82 @@ ManifestNode::Type ClassifyPlain(const std::string& s) {
   return ManifestNode::Type::kString;
 }
 
-std::string Location(const YAML::Mark& mark) {
-  if (mark.is_null()) return "";
-  return fmt::format("line {}, column {}: ", mark.line + 1, mark.column + 1);
-}
-
-// Converts one yaml-cpp node; a map key that is not a scalar is an error (with its line).
-absl::Status FromYaml(const YAML::Node& node, ManifestNode& out, const std::string& source) {
-  if (!node.IsDefined() || node.IsNull()) {
-    out.type = ManifestNode::Type::kNull;
-    return absl::OkStatus();
-  }
-  if (node.IsScalar()) {
-    out.text = node.Scalar();
-    out.type = node.Tag() == "?" ? ClassifyPlain(out.text) : ManifestNode::Type::kString;
-    out.yaml_plain_number = out.type == ManifestNode::Type::kNumber;
-    return absl::OkStatus();
-  }
-  if (node.IsSequence()) {
-    out.type = ManifestNode::Type::kList;
-    out.items.resize(node.size());
-    size_t i = 0;
-    for (YAML::const_iterator it = node.begin(); it != node.end(); ++it, ++i) {
-      if (absl::Status s = FromYaml(*it, out.items[i], source); !s.ok()) return s;
-    }
-    return absl::OkStatus();
-  }
-  out.type = ManifestNode::Type::kMap;
-  out.entries.reserve(node.size());
-  for (YAML::const_iterator it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node key = it->first;
-    if (!key.IsScalar()) {
-      return absl::InvalidArgumentError(fmt::format(
-          "{}: {}map keys must be strings, got {}", source, Location(key.Mark()),
-          key.IsMap() ? "a map" : key.IsSequence() ? "a list" : "null"));
-    }
-    out.entries.emplace_back(key.Scalar(), ManifestNode());
-    if (absl::Status s = FromYaml(it->second, out.entries.back().second, source); !s.ok()) {
-      return s;
-    }
-  }
-  return absl::OkStatus();
-}
-
-// The `# Source: x` comment of each document: the last one between the previous document's
-// first line and this document's first line (0-based lines).
-std::vector<std::string> HelmSources(const std::string& text, const std::vector<int>& starts) {
-  std::vector<std::pair<int, std::string>> comments;  // line -> source
-  int line = 0;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view l(text.data() + pos, end - pos);
-    constexpr std::string_view kPrefix = "# Source: ";
-    if (l.substr(0, kPrefix.size()) == kPrefix) {
-      std::string_view rest = l.substr(kPrefix.size());
-      while (!rest.empty() && (rest.back() == '\r' || rest.back() == ' ')) rest.remove_suffix(1);
-      comments.emplace_back(line, std::string(rest));
-    }
-    ++line;
-    pos = end + 1;
-  }
-  std::vector<std::string> out(starts.size());
-  int previous = -1;
-  for (size_t d = 0; d < starts.size(); ++d) {
-    for (const auto& [l, source] : comments) {
-      if (l > previous && l < starts[d]) out[d] = source;
-    }
-    previous = starts[d];
-  }
-  return out;
-}
-
-absl::StatusOr<ManifestStream> ParseYaml(const std::string& text, const std::string& source) {
-  std::vector<YAML::Node> documents;
-  try {
-    // yaml-cpp 0.7's LoadAll never returns on some malformed input; scan it first.
-    const YamlDocumentScan scan = ScanYamlDocuments(text);
-    if (scan.error.has_value()) {
-      return absl::InvalidArgumentError(fmt::format("{}: {}malformed YAML: {}", source,
-                                                    Location(scan.error->mark),
-                                                    scan.error->message));
-    }
-    if (scan.stuck) {
-      return absl::InvalidArgumentError(
-          fmt::format("{}: {}malformed YAML: unexpected character here (did a line start with "
-                      "',' or another stray symbol?)",
-                      source, Location(scan.stuck_at)));
-    }
-    documents = YAML::LoadAll(text);
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        fmt::format("{}: {}malformed YAML: {}", source, Location(e.mark), e.msg));
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(fmt::format("{}: malformed YAML: {}", source, e.what()));
-  }
-  ManifestStream stream;
-  stream.documents.resize(documents.size());
-  std::vector<int> starts;
-  for (size_t i = 0; i < documents.size(); ++i) {
-    try {
-      if (absl::Status s = FromYaml(documents[i], stream.documents[i].root, source); !s.ok()) {
-        return s;
-      }
-    } catch (const YAML::Exception& e) {
-      return absl::InvalidArgumentError(fmt::format("{}: document {}: {}unreadable YAML: {}",
-                                                    source, i + 1, Location(e.mark), e.msg));
-    }
-    const YAML::Mark mark = documents[i].Mark();
-    starts.push_back(mark.is_null() ? (starts.empty() ? 0 : starts.back()) : mark.line);
-  }
-  if (text.find("# Source: ") != std::string::npos) {
-    std::vector<std::string> sources = HelmSources(text, starts);
-    for (size_t i = 0; i < sources.size(); ++i) stream.documents[i].helm_source = sources[i];
-  }
-  return stream;
-}
-
 // ---------------------------------------------------------------------------------------
-// JSON, straight into the tree (nlohmann-json's SAX interface: no intermediate DOM).
+// The tree, built from a stream of parse events (nlohmann-json's SAX calls, libyaml's events).
 
-// Fields podtopo never reads and that `kubectl get -o json` makes large are not stored:
+// Fields podtopo never reads and that `kubectl get -o json|yaml` makes large are not stored:
 // an object's `status` (at the root or as a List item) and `metadata.managedFields`. They
 // are still parsed (syntax errors are reported), only not kept.
 class TreeBuilder {
  public:
-  using json = nlohmann::json;
-  explicit TreeBuilder(ManifestNode* root) : root_(root) {}
-
-  bool null() { return Scalar(ManifestNode::Type::kNull, ""); }
-  bool boolean(bool v) { return Scalar(ManifestNode::Type::kBool, v ? "true" : "false"); }
-  bool number_integer(json::number_integer_t v) {
-    return Scalar(ManifestNode::Type::kNumber, std::to_string(v));
-  }
-  bool number_unsigned(json::number_unsigned_t v) {
-    return Scalar(ManifestNode::Type::kNumber, std::to_string(v));
-  }
-  bool number_float(json::number_float_t, const json::string_t& text) {
-    return Scalar(ManifestNode::Type::kNumber, text);
-  }
-  bool string(json::string_t& v) { return Scalar(ManifestNode::Type::kString, std::move(v)); }
-  bool binary(json::binary_t&) { return Scalar(ManifestNode::Type::kString, ""); }
-  bool start_object(size_t) { return Open(ManifestNode::Type::kMap); }
-  bool key(json::string_t& k) {
-    if (skip_depth_ > 0) return true;
-    if ((IsObject(stack_.size()) && k == "status") ||
-        (IsObject(stack_.size() - 1) && IsLastKey(stack_.size() - 1, "metadata") &&
-         k == "managedFields")) {
-      skip_next_ = true;
-      return true;
-    }
-    stack_.back()->entries.emplace_back(std::move(k), ManifestNode());
-    return true;
-  }
-  bool end_object() { return Close(); }
-  bool start_array(size_t) { return Open(ManifestNode::Type::kList); }
-  bool end_array() { return Close(); }
-  bool parse_error(size_t position, const std::string&, const nlohmann::detail::exception& e) {
-    error_position_ = position;
-    error_ = e.what();
-    return false;
-  }
+  // `list_item`: `root` is an item of a document's top-level list (`items`), read on its own
+  // (the parallel JSON List path): the same skipping and depth limit as in the whole document.
+  explicit TreeBuilder(ManifestNode* root, bool skip_unread = true, bool list_item = false)
+      : root_(root), skip_unread_(skip_unread), list_item_(list_item) {}
 
   // Kubernetes objects nest a few levels; a limit keeps the tree (and its destructor) shallow.
   static constexpr size_t kMaxDepth = 512;
-  bool too_deep() const { return too_deep_; }
-  size_t error_position() const { return error_position_; }
-  const std::string& error() const { return error_; }
 
- private:
+  // A map's next key (its value comes next).
+  void Key(std::string k) {
+    if (skip_depth_ > 0) return;
+    if (skip_unread_ &&
+        ((IsObject(stack_.size()) && k == "status") ||
+         (IsObject(stack_.size() - 1) && IsLastKey(stack_.size() - 1, "metadata") &&
+          k == "managedFields"))) {
+      skip_next_ = true;
+      return;
+    }
+    stack_.back()->entries.emplace_back(std::move(k), ManifestNode());
+  }
+  // A map or list starts; false when it nests too deep.
   bool Open(ManifestNode::Type type) {
     if (skip_next_ || skip_depth_ > 0) {
       skip_next_ = false;
       ++skip_depth_;
       return skip_depth_ < kMaxDepth || TooDeep();
     }
-    if (stack_.size() >= kMaxDepth) return TooDeep();
+    if (stack_.size() + (list_item_ ? 2 : 0) >= kMaxDepth) return TooDeep();
     ManifestNode& n = Next();
     n.type = type;
     stack_.push_back(&n);
     return true;
   }
-  bool Close() {
+  // The innermost open map or list ends; returns it (null when it was skipped).
+  const ManifestNode* Close() {
     if (skip_depth_ > 0) {
       --skip_depth_;
-      return true;
+      return nullptr;
     }
+    const ManifestNode* n = stack_.back();
     stack_.pop_back();
-    return true;
+    return n;
   }
+  // A scalar (or an alias's copy) fills the next place; returns it (null when skipped).
+  const ManifestNode* Value(ManifestNode value) {
+    if (skip_next_ || skip_depth_ > 0) {
+      skip_next_ = false;
+      return nullptr;
+    }
+    ManifestNode& n = Next();
+    n = std::move(value);
+    return &n;
+  }
+  const ManifestNode* Scalar(ManifestNode::Type type, std::string text) {
+    ManifestNode n;
+    n.type = type;
+    n.text = std::move(text);
+    return Value(std::move(n));
+  }
+
+  bool too_deep() const { return too_deep_; }
+  const std::string& error() const { return error_; }
+
+ private:
   // The map at stack level `level` (1-based) is an object: the document's root map or an
   // item of the root's list (`items`).
   bool IsObject(size_t level) const {
+    if (list_item_) return level == 1 && stack_[0]->type == ManifestNode::Type::kMap;
     if (level == 1) return stack_[0]->type == ManifestNode::Type::kMap;
     return level == 3 && stack_[0]->type == ManifestNode::Type::kMap &&
            stack_[1]->type == ManifestNode::Type::kList &&
@@ -291,25 +176,406 @@ class TreeBuilder {
     if (parent->type == ManifestNode::Type::kList) return parent->items.emplace_back();
     return parent->entries.back().second;
   }
-  bool Scalar(ManifestNode::Type type, std::string text) {
-    if (skip_next_ || skip_depth_ > 0) {
-      skip_next_ = false;
-      return true;
-    }
-    ManifestNode& n = Next();
-    n.type = type;
-    n.text = std::move(text);
-    return true;
-  }
 
   ManifestNode* root_;
+  bool skip_unread_;
+  bool list_item_;
   std::vector<ManifestNode*> stack_;
   bool skip_next_ = false;  // the value of a skipped key comes next
   size_t skip_depth_ = 0;   // inside a skipped value, this many levels deep
-  size_t error_position_ = 0;
   std::string error_;
   bool too_deep_ = false;
 };
+
+// ---------------------------------------------------------------------------------------
+// YAML, with libyaml's event parser (the C reference parser: one pass, no node graph).
+
+// The `# Source: x` comment of each document: the last one between the previous document's
+// first line and this document's first line (0-based lines).
+std::vector<std::string> HelmSources(const std::string& text, const std::vector<size_t>& starts) {
+  std::vector<std::pair<size_t, std::string>> comments;  // line -> source
+  size_t line = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view l(text.data() + pos, end - pos);
+    constexpr std::string_view kPrefix = "# Source: ";
+    if (l.substr(0, kPrefix.size()) == kPrefix) {
+      std::string_view rest = l.substr(kPrefix.size());
+      while (!rest.empty() && (rest.back() == '\r' || rest.back() == ' ')) rest.remove_suffix(1);
+      comments.emplace_back(line, std::string(rest));
+    }
+    ++line;
+    pos = end + 1;
+  }
+  std::vector<std::string> out(starts.size());
+  for (size_t d = 0; d < starts.size(); ++d) {
+    for (const auto& [l, source] : comments) {
+      if ((d == 0 || l > starts[d - 1]) && l < starts[d]) out[d] = source;
+    }
+  }
+  return out;
+}
+
+std::string Location(const yaml_mark_t& mark) {
+  return fmt::format("line {}, column {}: ", mark.line + 1, mark.column + 1);
+}
+
+size_t CountNodes(const ManifestNode& n) {
+  size_t count = 1;
+  for (const auto& item : n.items) count += CountNodes(item);
+  for (const auto& [key, value] : n.entries) count += CountNodes(value);
+  return count;
+}
+
+struct YamlParser {
+  yaml_parser_t parser;
+  YamlParser() { yaml_parser_initialize(&parser); }
+  ~YamlParser() { yaml_parser_delete(&parser); }
+  YamlParser(const YamlParser&) = delete;
+  YamlParser& operator=(const YamlParser&) = delete;
+};
+
+struct YamlEvent {
+  yaml_event_t event;
+  bool filled = false;
+  ~YamlEvent() {
+    if (filled) yaml_event_delete(&event);
+  }
+};
+
+absl::StatusOr<ManifestStream> ParseYaml(const std::string& text, const std::string& source) {
+  // Aliases copy the anchored node; this many nodes in all keeps "billion laughs" small.
+  constexpr size_t kMaxAliasNodes = 1000000;
+  auto syntax_error = [&](const yaml_mark_t& mark, const std::string& message) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: {}malformed YAML: {}", source, Location(mark), message));
+  };
+  YamlParser p;
+  yaml_parser_set_input_string(&p.parser, reinterpret_cast<const unsigned char*>(text.data()),
+                               text.size());
+  ManifestStream stream;
+  std::vector<size_t> starts;  // each document's first line
+  // The skipped fields can hold an anchor another field's alias uses: skip only without '&'.
+  const bool skip_unread = text.find('&') == std::string::npos;
+  std::unique_ptr<TreeBuilder> builder;
+  // Per open collection: a list, or a map whose next event is a key or a value.
+  enum class Frame : uint8_t { kList, kMapKey, kMapValue };
+  std::vector<Frame> frames;
+  std::map<std::string, ManifestNode, std::less<>> anchors;
+  std::vector<std::string> open_anchors;  // the anchor of each open collection ("" = none)
+  size_t alias_nodes = 0;
+  bool root_seen = false;
+  // After a value is complete, its map waits for the next key.
+  auto value_done = [&] {
+    if (!frames.empty() && frames.back() == Frame::kMapValue) frames.back() = Frame::kMapKey;
+  };
+  auto keep_anchor = [&](const yaml_char_t* anchor, const ManifestNode* node) {
+    if (anchor != nullptr && node != nullptr) {
+      anchors[reinterpret_cast<const char*>(anchor)] = *node;
+    }
+  };
+  for (;;) {
+    YamlEvent e;
+    if (!yaml_parser_parse(&p.parser, &e.event)) {
+      std::string message = p.parser.problem != nullptr ? p.parser.problem : "unreadable input";
+      if (p.parser.context != nullptr) {
+        message += fmt::format(" ({} that starts at line {}, column {})", p.parser.context,
+                               p.parser.context_mark.line + 1, p.parser.context_mark.column + 1);
+      }
+      return syntax_error(p.parser.problem_mark, message);
+    }
+    e.filled = true;
+    const yaml_event_t& ev = e.event;
+    const bool is_key = !frames.empty() && frames.back() == Frame::kMapKey;
+    if (builder != nullptr && !root_seen &&
+        (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT ||
+         ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT)) {
+      root_seen = true;
+      starts.push_back(ev.start_mark.line);
+    }
+    switch (ev.type) {
+      case YAML_STREAM_END_EVENT: {
+        if (text.find("# Source: ") != std::string::npos) {
+          std::vector<std::string> sources = HelmSources(text, starts);
+          for (size_t i = 0; i < sources.size(); ++i) stream.documents[i].helm_source = sources[i];
+        }
+        return stream;
+      }
+      case YAML_DOCUMENT_START_EVENT:
+        stream.documents.emplace_back();
+        builder = std::make_unique<TreeBuilder>(&stream.documents.back().root, skip_unread);
+        root_seen = false;
+        break;
+      case YAML_DOCUMENT_END_EVENT:
+        builder.reset();
+        anchors.clear();
+        break;
+      case YAML_SCALAR_EVENT: {
+        std::string value(reinterpret_cast<const char*>(ev.data.scalar.value),
+                          ev.data.scalar.length);
+        const bool plain = ev.data.scalar.tag == nullptr && ev.data.scalar.plain_implicit &&
+                           ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+        const ManifestNode::Type type = plain ? ClassifyPlain(value) : ManifestNode::Type::kString;
+        if (is_key) {
+          if (type == ManifestNode::Type::kNull) {
+            return absl::InvalidArgumentError(fmt::format(
+                "{}: {}map keys must be strings, got null", source, Location(ev.start_mark)));
+          }
+          if (ev.data.scalar.anchor != nullptr) {
+            ManifestNode key;
+            key.type = type;
+            key.text = value;
+            keep_anchor(ev.data.scalar.anchor, &key);
+          }
+          builder->Key(std::move(value));
+          frames.back() = Frame::kMapValue;
+          break;
+        }
+        ManifestNode n;
+        n.type = type;
+        n.yaml_plain_number = type == ManifestNode::Type::kNumber;
+        n.text = std::move(value);
+        if (ev.data.scalar.anchor != nullptr) keep_anchor(ev.data.scalar.anchor, &n);
+        builder->Value(std::move(n));
+        value_done();
+        break;
+      }
+      case YAML_ALIAS_EVENT: {
+        auto it = anchors.find(reinterpret_cast<const char*>(ev.data.alias.anchor));
+        if (it == anchors.end()) {
+          return syntax_error(ev.start_mark,
+                              fmt::format("the alias *{} names no anchor defined before it",
+                                          reinterpret_cast<const char*>(ev.data.alias.anchor)));
+        }
+        alias_nodes += CountNodes(it->second);
+        if (alias_nodes > kMaxAliasNodes) {
+          return syntax_error(ev.start_mark, fmt::format("aliases expand to more than {} nodes",
+                                                         kMaxAliasNodes));
+        }
+        if (is_key) {
+          if (!it->second.IsScalar()) {
+            return absl::InvalidArgumentError(fmt::format(
+                "{}: {}map keys must be strings, got {}", source, Location(ev.start_mark),
+                it->second.IsMap() ? "a map" : it->second.IsList() ? "a list" : "null"));
+          }
+          builder->Key(it->second.text);
+          frames.back() = Frame::kMapValue;
+          break;
+        }
+        builder->Value(it->second);
+        value_done();
+        break;
+      }
+      case YAML_SEQUENCE_START_EVENT:
+      case YAML_MAPPING_START_EVENT: {
+        const bool map = ev.type == YAML_MAPPING_START_EVENT;
+        if (is_key) {
+          return absl::InvalidArgumentError(fmt::format("{}: {}map keys must be strings, got {}",
+                                                        source, Location(ev.start_mark),
+                                                        map ? "a map" : "a list"));
+        }
+        if (!builder->Open(map ? ManifestNode::Type::kMap : ManifestNode::Type::kList)) {
+          return absl::InvalidArgumentError(fmt::format(
+              "{}: {}malformed YAML: {}", source, Location(ev.start_mark), builder->error()));
+        }
+        const yaml_char_t* anchor =
+            map ? ev.data.mapping_start.anchor : ev.data.sequence_start.anchor;
+        open_anchors.push_back(anchor != nullptr ? reinterpret_cast<const char*>(anchor) : "");
+        frames.push_back(map ? Frame::kMapKey : Frame::kList);
+        break;
+      }
+      case YAML_SEQUENCE_END_EVENT:
+      case YAML_MAPPING_END_EVENT: {
+        const ManifestNode* closed = builder->Close();
+        if (!open_anchors.back().empty() && closed != nullptr) {
+          anchors[open_anchors.back()] = *closed;
+        }
+        open_anchors.pop_back();
+        frames.pop_back();
+        value_done();
+        break;
+      }
+      default:  // STREAM_START, NO_EVENT
+        break;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON, straight into the tree (nlohmann-json's SAX interface: no intermediate DOM).
+
+class JsonSax {
+ public:
+  using json = nlohmann::json;
+  explicit JsonSax(ManifestNode* root, bool list_item = false) : tree_(root, true, list_item) {}
+
+  bool null() { return Scalar(ManifestNode::Type::kNull, ""); }
+  bool boolean(bool v) { return Scalar(ManifestNode::Type::kBool, v ? "true" : "false"); }
+  bool number_integer(json::number_integer_t v) {
+    return Scalar(ManifestNode::Type::kNumber, std::to_string(v));
+  }
+  bool number_unsigned(json::number_unsigned_t v) {
+    return Scalar(ManifestNode::Type::kNumber, std::to_string(v));
+  }
+  bool number_float(json::number_float_t, const json::string_t& text) {
+    return Scalar(ManifestNode::Type::kNumber, text);
+  }
+  bool string(json::string_t& v) { return Scalar(ManifestNode::Type::kString, std::move(v)); }
+  bool binary(json::binary_t&) { return Scalar(ManifestNode::Type::kString, ""); }
+  bool start_object(size_t) { return tree_.Open(ManifestNode::Type::kMap); }
+  bool key(json::string_t& k) {
+    tree_.Key(std::move(k));
+    return true;
+  }
+  bool end_object() { return Close(); }
+  bool start_array(size_t) { return tree_.Open(ManifestNode::Type::kList); }
+  bool end_array() { return Close(); }
+  bool parse_error(size_t position, const std::string&, const nlohmann::detail::exception& e) {
+    error_position_ = position;
+    error_ = e.what();
+    return false;
+  }
+
+  const TreeBuilder& tree() const { return tree_; }
+  size_t error_position() const { return error_position_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  bool Scalar(ManifestNode::Type type, std::string text) {
+    tree_.Scalar(type, std::move(text));
+    return true;
+  }
+  bool Close() {
+    tree_.Close();
+    return true;
+  }
+
+  TreeBuilder tree_;
+  size_t error_position_ = 0;
+  std::string error_;
+};
+
+// kubectl's List of many objects, `{..., "items": [{...}, {...}, ...], ...}`: where the
+// top-level `items` array is and where each of its elements starts and ends. A structural
+// scan only (strings and nesting); the parsing is nlohmann's.
+struct ListSpans {
+  size_t items_begin = 0, items_end = 0;              // the '[' and one past the ']'
+  std::vector<std::pair<size_t, size_t>> elements;  // [begin, end) of each item
+};
+
+std::optional<ListSpans> FindListItems(const std::string& text) {
+  const size_t n = text.size();
+  size_t i = text.find_first_not_of(" \t\r\n");
+  if (i == std::string::npos || text[i] != '{') return std::nullopt;
+  int depth = 0;
+  ListSpans spans;
+  bool in_items = false;
+  size_t element_begin = std::string::npos;
+  std::string_view last_string;  // the last string at depth 1 (a key when ':' follows)
+  auto skip_ws = [&](size_t at) {
+    while (at < n && (text[at] == ' ' || text[at] == '\t' || text[at] == '\r' || text[at] == '\n')) ++at;
+    return at;
+  };
+  for (; i < n; ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      const size_t begin = i + 1;
+      for (++i; i < n && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      if (i >= n) return std::nullopt;
+      if (depth == 1) last_string = std::string_view(text.data() + begin, i - begin);
+      if (in_items && depth == 2 && element_begin == std::string::npos) element_begin = begin - 1;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+    if (in_items && depth == 2 && element_begin == std::string::npos && c != ']' && c != ',') {
+      element_begin = i;
+    }
+    switch (c) {
+      case '{':
+      case '[':
+        ++depth;
+        break;
+      case '}':
+      case ']':
+        if (in_items && depth == 2) {
+          if (c != ']') return std::nullopt;
+          if (element_begin != std::string::npos) {
+            spans.elements.emplace_back(element_begin, i);
+          } else if (!spans.elements.empty()) {
+            return std::nullopt;  // `[1, ]`
+          }
+          spans.items_end = i + 1;
+          return spans;
+        }
+        --depth;
+        if (depth == 0) return std::nullopt;  // the root ended without items
+        break;
+      case ',':
+        if (in_items && depth == 2) {
+          if (element_begin == std::string::npos) return std::nullopt;
+          spans.elements.emplace_back(element_begin, i);
+          element_begin = std::string::npos;
+        }
+        break;
+      case ':':
+        if (depth == 1 && !in_items && last_string == "items") {
+          const size_t v = skip_ws(i + 1);
+          if (v >= n || text[v] != '[') return std::nullopt;
+          in_items = true;
+          spans.items_begin = v;
+          i = v;
+          ++depth;
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return std::nullopt;
+}
+
+// The JSON List read with its items spread over threads; nullopt when the text is not such a
+// List or any part does not parse (the caller then reads it in one pass, for the error).
+std::optional<ManifestStream> ParseJsonListInParallel(const std::string& text) {
+  std::optional<ListSpans> spans = FindListItems(text);
+  if (!spans.has_value() || spans->elements.size() < 2) return std::nullopt;
+  // The root without its items.
+  std::string rest = text.substr(0, spans->items_begin) + "[]" + text.substr(spans->items_end);
+  ManifestStream stream;
+  stream.json = true;
+  stream.documents.resize(1);
+  ManifestNode& root = stream.documents[0].root;
+  JsonSax root_sax(&root);
+  if (!nlohmann::json::sax_parse(rest, &root_sax)) return std::nullopt;
+  ManifestNode* items = nullptr;
+  for (auto& [key, value] : root.entries) {
+    if (key != "items") continue;
+    if (items != nullptr) return std::nullopt;  // written twice: one pass says what it means
+    items = &value;
+  }
+  if (items == nullptr || !items->IsList() || !items->items.empty()) return std::nullopt;
+  const size_t count = spans->elements.size();
+  items->items.resize(count);
+  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  std::vector<char> ok(threads, 1);
+  auto parse_range = [&](size_t t) {
+    for (size_t k = count * t / threads; k < count * (t + 1) / threads && ok[t]; ++k) {
+      const auto [begin, end] = spans->elements[k];
+      JsonSax sax(&items->items[k], /*list_item=*/true);
+      ok[t] = nlohmann::json::sax_parse(text.data() + begin, text.data() + end, &sax);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(parse_range, t);
+  parse_range(0);
+  for (auto& th : pool) th.join();
+  if (std::find(ok.begin(), ok.end(), 0) != ok.end()) return std::nullopt;
+  return stream;
+}
 
 std::string JsonLocation(const std::string& text, size_t position) {
   // nlohmann counts the byte that failed as position (1-based).
@@ -323,7 +589,8 @@ std::string JsonLocation(const std::string& text, size_t position) {
 }  // namespace
 
 absl::StatusOr<ManifestStream> ParseManifestText(const std::string& text,
-                                                 const std::string& source_name) {
+                                                 const std::string& source_name,
+                                                 const ManifestParseOptions& options) {
   // go-yaml and encoding/json refuse what is not UTF-8 (kubectl and the API server never see
   // it); yaml-cpp would take the bytes, and every JSON podtopo writes of the pod would throw.
   if (std::optional<InvalidUtf8> bad = FindInvalidUtf8(text)) {
@@ -333,19 +600,22 @@ absl::StatusOr<ManifestStream> ParseManifestText(const std::string& text,
   }
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
+    if (text.size() >= options.parallel_json_bytes) {
+      if (std::optional<ManifestStream> list = ParseJsonListInParallel(text)) return std::move(*list);
+    }
     ManifestStream stream;
     stream.json = true;
     stream.documents.resize(1);
-    TreeBuilder builder(&stream.documents[0].root);
-    if (nlohmann::json::sax_parse(text, &builder)) return stream;
-    if (builder.too_deep()) {
+    JsonSax sax(&stream.documents[0].root);
+    if (nlohmann::json::sax_parse(text, &sax)) return stream;
+    if (sax.tree().too_deep()) {
       return absl::InvalidArgumentError(
-          fmt::format("{}: malformed JSON: {}", source_name, builder.error()));
+          fmt::format("{}: malformed JSON: {}", source_name, sax.tree().error()));
     }
     // Flow-style YAML also starts with `{`: read it as YAML when it is that.
     absl::StatusOr<ManifestStream> yaml = ParseYaml(text, source_name);
     if (yaml.ok()) return yaml;
-    std::string message = builder.error();
+    std::string message = sax.error();
     // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error ..."
     if (size_t colon = message.find("column "); colon != std::string::npos) {
       if (size_t next = message.find(": ", colon); next != std::string::npos) {
@@ -353,7 +623,7 @@ absl::StatusOr<ManifestStream> ParseManifestText(const std::string& text,
       }
     }
     return absl::InvalidArgumentError(fmt::format("{}: {}malformed JSON: {}", source_name,
-                                                  JsonLocation(text, builder.error_position()),
+                                                  JsonLocation(text, sax.error_position()),
                                                   message));
   }
   return ParseYaml(text, source_name);

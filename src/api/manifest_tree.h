@@ -1,9 +1,12 @@
 // The one tree manifests are read from, whichever syntax they were written in.
 //
-// YAML (yaml-cpp) and JSON (nlohmann-json, for `kubectl get ... -o json` and other large
-// inputs) are both turned into ManifestNode documents; the pod and controller reading in
-// api/pod_yaml.cc walks only this tree, so both syntaxes give the same pods, the same field
-// paths and the same type errors.
+// YAML (libyaml's event parser) and JSON (nlohmann-json's SAX parser) are both turned, in one
+// pass and without an intermediate node graph, into ManifestNode documents; the pod and
+// controller reading in api/pod_yaml.cc walks only this tree, so both syntaxes give the same
+// pods, the same field paths and the same type errors. Anchors and aliases are expanded
+// (an alias is a copy of its anchored node; at most 10^6 nodes in all). Fields podtopo never
+// reads and that `kubectl get -o json|yaml` makes large (an object's `status`,
+// `metadata.managedFields`) are parsed but not stored.
 //
 // Scalars keep their type as Kubernetes' decoder would see it: a JSON number, true/false or
 // null has that type; a YAML scalar that is quoted is a string, and a plain (unquoted) one
@@ -14,11 +17,13 @@
 //   for (const ManifestDocument& d : docs->documents) ... d.root, d.helm_source
 //
 // Errors (kInvalidArgument) start with the source name and name the line and column:
-//   `pods.yaml: line 3, column 5: malformed YAML: end of map not found`
+//   `pods.yaml: line 3, column 5: malformed YAML: did not find expected key (while parsing a
+//    block mapping that starts at line 1, column 1)`
 //   `pods.json: line 7, column 12: malformed JSON: syntax error ...`
 #ifndef PODTOPO_API_MANIFEST_TREE_H_
 #define PODTOPO_API_MANIFEST_TREE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -72,10 +77,19 @@ struct ManifestStream {
   bool json = false;  // read as JSON
 };
 
+struct ManifestParseOptions {
+  // A JSON object of at least this many bytes with a top-level `items` array (kubectl's List)
+  // has its items parsed on several threads (std::thread::hardware_concurrency, at most 8);
+  // the tree and the errors are those of one pass (any part that does not parse makes it
+  // read again in one pass, for the error).
+  size_t parallel_json_bytes = size_t{4} << 20;
+};
+
 // Text whose first non-blank character is `{` or `[` is read as JSON (one value); anything
 // else, and JSON that does not parse but is valid YAML, as a YAML stream (`---` documents).
 absl::StatusOr<ManifestStream> ParseManifestText(const std::string& text,
-                                                 const std::string& source_name);
+                                                 const std::string& source_name,
+                                                 const ManifestParseOptions& options = {});
 
 }  // namespace podtopo
 

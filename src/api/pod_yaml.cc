@@ -1213,6 +1213,82 @@ struct ObjectContext {
   std::string object;              // "Deployment web" for a controller, else ""
 };
 
+// ---------------------------------------------------------------------------------------
+// Controllers whose dependents are in the same input (`kubectl get all`): a ReplicaSet next to
+// the pods it owns, a Deployment next to its ReplicaSets. The dependents stand for them.
+
+// The string field `key` of a map, "" when absent or not a string (a lenient peek: the fields
+// are validated where they are read).
+std::string Peek(const ManifestNode* map, std::string_view key) {
+  if (map == nullptr || !map->IsMap()) return "";
+  for (const auto& [k, v] : map->entries) {
+    if (k == key) return v.type == ManifestNode::Type::kString ? v.text : "";
+  }
+  return "";
+}
+
+const ManifestNode* PeekNode(const ManifestNode* map, std::string_view key) {
+  if (map == nullptr || !map->IsMap()) return nullptr;
+  for (const auto& [k, v] : map->entries) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+std::string OwnerKey(const std::string& namespace_name, const std::string& kind,
+                     const std::string& name) {
+  return namespace_name + "/" + kind + "/" + name;
+}
+
+// namespace/kind/name -> the uids the references give ("" for a reference without one).
+using Owners = std::map<std::string, std::vector<std::string>>;
+
+void AddOwners(const ManifestNode& object, Owners& owners) {
+  const ManifestNode* metadata = PeekNode(&object, "metadata");
+  const ManifestNode* refs = PeekNode(metadata, "ownerReferences");
+  if (refs == nullptr || !refs->IsList()) return;
+  std::string ns = Peek(metadata, "namespace");
+  if (ns.empty()) ns = "default";
+  for (const ManifestNode& ref : refs->items) {
+    const ManifestNode* controller = PeekNode(&ref, "controller");
+    if (controller == nullptr || controller->type != ManifestNode::Type::kBool ||
+        controller->text != "true") {
+      continue;
+    }
+    const std::string kind = Peek(&ref, "kind"), name = Peek(&ref, "name");
+    if (!kind.empty() && !name.empty()) owners[OwnerKey(ns, kind, name)].push_back(Peek(&ref, "uid"));
+  }
+}
+
+// Every controller reference of the stream's objects (document roots and List items).
+Owners StreamOwners(const ManifestStream& stream) {
+  Owners owners;
+  for (const ManifestDocument& doc : stream.documents) {
+    const ManifestNode* items = PeekNode(&doc.root, "items");
+    if (items != nullptr && items->IsList() && Peek(&doc.root, "kind").ends_with("List")) {
+      for (const ManifestNode& item : items->items) AddOwners(item, owners);
+    } else {
+      AddOwners(doc.root, owners);
+    }
+  }
+  return owners;
+}
+
+// True when another object of the input names this one as its controller.
+bool HasDependents(const Fields& object, const std::string& kind, const Owners& owners) {
+  if (owners.empty()) return false;
+  const ManifestNode* metadata = object.Get("metadata");
+  std::string ns = Peek(metadata, "namespace");
+  if (ns.empty()) ns = "default";
+  auto it = owners.find(OwnerKey(ns, kind, Peek(metadata, "name")));
+  if (it == owners.end()) return false;
+  const std::string uid = Peek(metadata, "uid");
+  for (const std::string& ref_uid : it->second) {
+    if (uid.empty() || ref_uid.empty() || ref_uid == uid) return true;
+  }
+  return false;
+}
+
 absl::Status DocumentError(const ObjectContext& at, const Problems& problems) {
   std::string head = fmt::format("{}: document {}", at.source, at.document);
   if (!at.helm_source.empty()) head += fmt::format(" ({})", at.helm_source);
@@ -1229,8 +1305,8 @@ absl::Status DocumentError(const ObjectContext& at, const Problems& problems) {
 // pods), or another kind (skipped, or an error with options.strict).
 absl::Status ParseObject(const Fields& object, const std::string& base, ObjectContext at,
                          std::optional<size_t> item, const PodLoadOptions& options,
-                         std::string_view default_kind, std::string_view default_api_version,
-                         std::vector<ParsedPod>& out) {
+                         const Owners& owners, std::string_view default_kind,
+                         std::string_view default_api_version, std::vector<ParsedPod>& out) {
   Problems problems;
   const ManifestNode* kind_node = object.Get("kind");
   const ManifestNode* version_node = object.Get("apiVersion");
@@ -1276,6 +1352,10 @@ absl::Status ParseObject(const Fields& object, const std::string& base, ObjectCo
     out.push_back(ParsedPod{std::move(pod), at.document, item});
     return absl::OkStatus();
   }
+  if (HasDependents(object, kind, owners)) {
+    if (options.not_expanded != nullptr) ++(*options.not_expanded)[kind];
+    return absl::OkStatus();
+  }
   std::vector<Pod> pods;
   ExpandWorkload(kind, object, base, options, problems, pods);
   if (!problems.empty()) {
@@ -1294,7 +1374,7 @@ absl::Status ParseObject(const Fields& object, const std::string& base, ObjectCo
 }
 
 absl::Status ParseDocument(const ManifestDocument& doc, const std::string& source,
-                           size_t document, const PodLoadOptions& options,
+                           size_t document, const PodLoadOptions& options, const Owners& owners,
                            std::vector<ParsedPod>& out) {
   if (doc.root.IsNull()) return absl::OkStatus();  // empty document
   ObjectContext at{source, document, doc.helm_source, ""};
@@ -1339,7 +1419,7 @@ absl::Status ParseDocument(const ManifestDocument& doc, const std::string& sourc
         if (item.IsNull()) problems.Add(base, "expected an object, got null");
         return DocumentError(at, problems);
       }
-      if (absl::Status s = ParseObject(item_object, base, at, i, options, item_kind,
+      if (absl::Status s = ParseObject(item_object, base, at, i, options, owners, item_kind,
                                        typed_list ? api_version : "", out);
           !s.ok()) {
         return s;
@@ -1347,7 +1427,7 @@ absl::Status ParseDocument(const ManifestDocument& doc, const std::string& sourc
     }
     return absl::OkStatus();
   }
-  return ParseObject(object, "", at, std::nullopt, options, "", "", out);
+  return ParseObject(object, "", at, std::nullopt, options, owners, "", "", out);
 }
 
 }  // namespace
@@ -1371,13 +1451,20 @@ absl::StatusOr<std::vector<Pod>> ParsePods(const std::string& text,
                                            const PodLoadOptions& options) {
   absl::StatusOr<ManifestStream> stream = ParseManifestText(text, source_name);
   if (!stream.ok()) return stream.status();
+  return PodsFromManifest(*stream, source_name, options);
+}
 
+absl::StatusOr<std::vector<Pod>> PodsFromManifest(const ManifestStream& stream,
+                                                  const std::string& source_name,
+                                                  const PodLoadOptions& options) {
   std::vector<ParsedPod> parsed;
   std::map<std::string, int> skipped;
   PodLoadOptions local = options;
   if (local.skipped_kinds == nullptr) local.skipped_kinds = &skipped;
-  for (size_t i = 0; i < stream->documents.size(); ++i) {
-    absl::Status status = ParseDocument(stream->documents[i], source_name, i + 1, local, parsed);
+  const Owners owners = StreamOwners(stream);
+  for (size_t i = 0; i < stream.documents.size(); ++i) {
+    absl::Status status =
+        ParseDocument(stream.documents[i], source_name, i + 1, local, owners, parsed);
     if (!status.ok()) return status;
   }
   if (parsed.empty()) {

@@ -26,6 +26,12 @@
 //    characters of "bcdfghjklmnpqrstvwxz2456789"); podtopo derives them from a hash, so the
 //    same manifest always gives the same names. The hash and the CronJob's number are not
 //    the controllers' own values (docs/differences.md).
+//  * a controller that another object of the same input names as its controller (an
+//    ownerReference with controller: true, same namespace, kind and name, and uid when both
+//    have one) is not expanded: its dependents stand for it. `kubectl get all -o yaml` lists
+//    a Deployment, its ReplicaSet and their pods; podtopo reads the pods (with their real
+//    nodeName) once, and expands a ReplicaSet only when its pods are not in the input, a
+//    Deployment only when its ReplicaSets are not. Counted in PodLoadOptions::not_expanded.
 //  * any other kind is skipped and counted in PodLoadOptions::skipped_kinds, or is an error
 //    with PodLoadOptions::strict.
 // Fields read: metadata.{name,namespace,uid,labels}, spec.resources, spec.os.name,
@@ -91,6 +97,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/manifest_tree.h"
 #include "api/pod.h"
 
 namespace podtopo {
@@ -103,6 +110,9 @@ struct PodLoadOptions {
   // When set, each kind skipped (not strict) is counted here (kind -> objects), so that a
   // command prints one line per kind.
   std::map<std::string, int>* skipped_kinds = nullptr;
+  // When set, each controller not expanded because its dependents are in the input (see
+  // the banner) is counted here (kind -> objects).
+  std::map<std::string, int>* not_expanded = nullptr;
 };
 
 // Reads and parses `path` ("-" reads standard input, named "<stdin>" in messages).
@@ -118,6 +128,14 @@ absl::StatusOr<std::vector<Pod>> LoadPods(const std::string& path,
 absl::StatusOr<std::vector<Pod>> ParsePods(const std::string& text,
                                            const std::string& source_name,
                                            const PodLoadOptions& options = {});
+
+// The pods of a manifest already read with api/manifest_tree.h ParseManifestText(text,
+// source_name): ParsePods without the reading, so that one file is parsed once and its pods
+// are read under several sets of gates (`podtopo compare`). Same results and errors as
+// ParsePods.
+absl::StatusOr<std::vector<Pod>> PodsFromManifest(const ManifestStream& stream,
+                                                  const std::string& source_name,
+                                                  const PodLoadOptions& options = {});
 
 // The uid LoadPods gives a pod whose manifest has none (see the banner).
 std::string DeterministicPodUid(const std::string& namespace_name, const std::string& name);

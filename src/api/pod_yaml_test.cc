@@ -1389,6 +1389,80 @@ items:
   EXPECT_EQ(pods[0].controller_name, "a");
 }
 
+// `kubectl get all -o yaml`: a Deployment, its ReplicaSet and the ReplicaSet's pods. The pods
+// (with their real nodeName) are read once; a controller whose dependents are in the input
+// is not expanded again.
+TEST(WorkloadTest, ControllersNextToTheirPodsAreNotExpandedTwice) {
+  auto owned_by = [](const std::string& kind, const std::string& name, const std::string& uid) {
+    return "    ownerReferences:\n    - {apiVersion: apps/v1, kind: " + kind + ", name: " + name +
+           ", uid: " + uid + ", controller: true, blockOwnerDeletion: true}\n";
+  };
+  auto pod = [&](const std::string& name, const std::string& owner) {
+    return "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: " + name +
+           "\n    namespace: shop\n" + owner +
+           "  spec:\n    nodeName: node-a\n    containers: [{name: c, resources: {limits: {cpu: "
+           "\"1\", memory: 1Gi}}}]\n";
+  };
+  auto controller = [&](const std::string& kind, const std::string& name, const std::string& uid,
+                        const std::string& owner, int replicas) {
+    return "- apiVersion: apps/v1\n  kind: " + kind + "\n  metadata:\n    name: " + name +
+           "\n    namespace: shop\n    uid: " + uid + "\n" + owner + "  spec:\n    replicas: " +
+           std::to_string(replicas) + "\n" + Template("    ");
+  };
+  const std::string all =
+      "apiVersion: v1\nkind: List\nitems:\n" +
+      pod("web-5f7d-aaaaa", owned_by("ReplicaSet", "web-5f7d", "rs-1")) +
+      pod("web-5f7d-bbbbb", owned_by("ReplicaSet", "web-5f7d", "rs-1")) +
+      controller("Deployment", "web", "d-1", "", 2) +
+      controller("ReplicaSet", "web-5f7d", "rs-1", owned_by("Deployment", "web", "d-1"), 2) +
+      // The rollout's old ReplicaSet: its pods are not listed, so it is expanded.
+      controller("ReplicaSet", "web-old", "rs-0", owned_by("Deployment", "web", "d-1"), 1) +
+      // A Deployment nothing in the input belongs to, and one whose ReplicaSet names another
+      // object of the same name (another uid: a Deployment deleted and created again).
+      controller("Deployment", "api", "d-2", "", 3) +
+      controller("Deployment", "db", "d-new", "", 1) +
+      controller("ReplicaSet", "db-77", "rs-2", owned_by("Deployment", "db", "d-old"), 1);
+  std::map<std::string, int> not_expanded;
+  PodLoadOptions options;
+  options.not_expanded = &not_expanded;
+  std::vector<Pod> pods = MustParse(all, "all.yaml", options);
+  std::map<std::string, int> by_controller;
+  for (const Pod& p : pods) ++by_controller[p.controller_kind + " " + p.controller_name];
+  EXPECT_EQ(by_controller, (std::map<std::string, int>{{" ", 2},  // the listed pods
+                                                       {"ReplicaSet web-old", 1},
+                                                       {"Deployment api", 3},
+                                                       {"Deployment db", 1},
+                                                       {"ReplicaSet db-77", 1}}));
+  EXPECT_EQ(pods[0].node_name, "node-a");
+  EXPECT_EQ(not_expanded, (std::map<std::string, int>{{"Deployment", 1}, {"ReplicaSet", 1}}));
+  // Without the pods, the ReplicaSet stands for the Deployment; without both, the Deployment
+  // is expanded.
+  const std::string no_pods =
+      "apiVersion: v1\nkind: List\nitems:\n" + controller("Deployment", "web", "d-1", "", 4) +
+      controller("ReplicaSet", "web-5f7d", "rs-1", owned_by("Deployment", "web", "d-1"), 2);
+  pods = MustParse(no_pods, "all.yaml");
+  ASSERT_EQ(pods.size(), 2u);
+  EXPECT_EQ(pods[0].controller_kind, "ReplicaSet");
+  // Owners in another namespace, and references that are not the controller, do not count.
+  std::string other_ns = no_pods;
+  other_ns.replace(other_ns.rfind("namespace: shop"), 15, "namespace: dev");
+  EXPECT_EQ(MustParse(other_ns, "all.yaml").size(), 6u);
+  std::string not_controller = no_pods;
+  not_controller.replace(not_controller.find("controller: true"), 16, "controller: false");
+  EXPECT_EQ(MustParse(not_controller, "all.yaml").size(), 6u);
+  // The same rule in JSON.
+  std::string json = R"({"apiVersion": "v1", "kind": "List", "items": [
+    {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "r", "uid": "u"},
+     "spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "c"}]}}}},
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "r-x", "ownerReferences": [
+       {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r", "uid": "u",
+        "controller": true}]},
+     "spec": {"containers": [{"name": "c"}]}}]})";
+  pods = MustParse(json, "all.json");
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods[0].name, "r-x");
+}
+
 // ---------------------------------------------------------------------------------------
 // JSON: the same pods, field paths and errors as YAML.
 

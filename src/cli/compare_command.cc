@@ -65,32 +65,18 @@ void AddCompareCommand(CLI::App& app, Context& ctx) {
     req.threads = o->threads;
     std::vector<std::string> node_names;
     for (const auto& n : req.fleet) node_names.push_back(n.name);
-    // The pods are defaulted with each configuration's pod gates (api/pod_gates.h); files are
-    // read once per distinct set of gates, and skipped kinds are reported once.
-    std::vector<std::pair<PodGates, std::vector<Pod>>> loaded;
-    std::ostringstream quiet;
+    // The pods are defaulted with each configuration's pod gates (api/pod_gates.h); each file
+    // is parsed once, and configurations with the same gates share one list of pods.
+    std::vector<config::KubeletConfig> configs;
     for (const auto& path : o->configs) {
       std::optional<config::KubeletConfig> cfg = LoadConfigFlag(path, ctx);
       if (!cfg.has_value()) return;
-      const PodGates gates = PodGatesFromConfig(*cfg);
-      auto same = std::find_if(loaded.begin(), loaded.end(), [&](const auto& l) {
-        return l.first.pod_level_resources == gates.pod_level_resources &&
-               l.first.fix_defaulting == gates.fix_defaulting &&
-               l.first.fix_kubelet_qos_class == gates.fix_kubelet_qos_class;
-      });
-      if (same == loaded.end()) {
-        Context load_ctx = ctx;
-        if (!loaded.empty()) load_ctx.err = &quiet;
-        std::vector<Pod> pods;
-        if (!LoadAllPods(o->files, *cfg, o->strict, &pods, load_ctx, node_names)) {
-          ctx.exit_code = load_ctx.exit_code;
-          if (load_ctx.err != ctx.err) *ctx.err << quiet.str();
-          return;
-        }
-        loaded.emplace_back(gates, std::move(pods));
-        same = std::prev(loaded.end());
-      }
-      req.configs.push_back({path, std::move(*cfg), same->second});
+      configs.push_back(std::move(*cfg));
+    }
+    auto pods = LoadPodsUnderConfigs(o->files, configs, o->strict, ctx, node_names);
+    if (!pods.has_value()) return;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      req.configs.push_back({o->configs[i], std::move(configs[i]), (*pods)[i]});
     }
     auto result = compare::Compare(req);
     if (!result.ok()) return ctx.Fail(result.status());

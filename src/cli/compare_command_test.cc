@@ -2,7 +2,11 @@
 // configurations, compare's totals (and its one node) equal what admit's -o json gives under
 // each configuration, counted here from admit's output as the contract defines the counts.
 // Also: the command's errors and exit codes.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "cli/cli.h"
@@ -204,6 +208,136 @@ RC_GTEST_PROP(CompareCommandProperty, TotalsEqualAdmitUnderEachConfiguration, ()
     RC_ASSERT(result["nodes"][0]["defaultCpuSet"] ==
               nlohmann::json::parse(adm.out)["node"]["defaultCpuSet"]);
   }
+}
+
+// Nodes run on threads; the output is the same bytes whatever their number (every format),
+// on a fleet whose nodes get different pods and reach different verdicts.
+TEST(CompareCommand, OutputIsTheSameForAnyNumberOfThreads) {
+  std::string dir = testing::MakeTempDir("podtopo-compare-threads");
+  std::string list = "apiVersion: v1\nkind: List\nitems:\n";
+  const int kNodes = 24;
+  for (int n = 0; n < kNodes; ++n) {
+    // Node n gets n % 7 + 1 pods of 4 to 7 CPUs: some nodes fill up, others do not.
+    for (int i = 0; i <= n % 7; ++i) {
+      const int cpu = 4 + (n + i) % 4;
+      list += fmt::format(
+          "- apiVersion: v1\n  kind: Pod\n  metadata: {{name: p{}-{}, namespace: t}}\n  spec:\n"
+          "    nodeName: w-{}\n    resources: {{limits: {{cpu: \"{}\", memory: 1Gi}}}}\n"
+          "    initContainers: [{{name: side, image: x, restartPolicy: Always}}]\n"
+          "    containers:\n    - name: main\n      image: x\n      resources: {{limits: "
+          "{{cpu: \"{}\", memory: 512Mi}}}}\n",
+          n, i, n, cpu * 3, cpu * 2);
+    }
+  }
+  const std::string pods = dir + "/pods.yaml";
+  ASSERT_TRUE(WriteFileAtomically(pods, list).ok());
+  for (const std::string format : {"json", "table", "html"}) {
+    std::vector<std::string> args = {"compare", pods, "--node",
+                                     fmt::format("w=preset:single-socket-ht*{}", kNodes),
+                                     "--config", Example("kubelet-config-gate-off.yaml"),
+                                     "--config", Example("kubelet-config.yaml"), "-o", format};
+    args.push_back("--threads");
+    args.push_back("1");
+    Result one = RunCli(args);
+    ASSERT_EQ(one.code, 0) << one.err;
+    for (const std::string threads : {"2", "7", "64"}) {
+      args.back() = threads;
+      Result many = RunCli(args);
+      ASSERT_EQ(many.code, 0) << many.err;
+      EXPECT_EQ(many.out, one.out) << format << " with " << threads << " threads";
+    }
+    if (format == "json") {
+      // The fleet is not trivial: nodes differ, and some pods are refused.
+      auto j = nlohmann::json::parse(one.out);
+      std::set<std::string> node_tallies;
+      for (const auto& node : j["results"][1]["nodes"]) {
+        nlohmann::json t = node;
+        t.erase("node");
+        node_tallies.insert(t.dump());
+      }
+      EXPECT_GT(node_tallies.size(), 3u);
+      EXPECT_LT(j["results"][1]["total"]["admitted"].get<int>(),
+                j["results"][1]["total"]["pods"].get<int>());
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Standard input is read once, however many sets of pod gates the configurations have.
+TEST(CompareCommand, ReadsStdinOnceForEveryConfiguration) {
+  const std::string dir = testing::MakeTempDir("podtopo-compare-stdin");
+  const std::string path = dir + "/in.yaml";
+  ASSERT_TRUE(WriteFileAtomically(path, testing::ReadFileOrEmpty(Example("pod-scope-mixed.yaml"))).ok());
+  const int saved = ::dup(0);
+  ASSERT_GE(saved, 0);
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_GE(::dup2(fd, 0), 0);
+  ::close(fd);
+  Result r = RunCli({"compare", "-", "--config", Example("kubelet-config-gate-off.yaml"),
+                     "--config", Example("kubelet-config.yaml"), "-o", "json"});
+  ::dup2(saved, 0);
+  ::close(saved);
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["results"][0]["total"]["pods"], 1);
+  EXPECT_EQ(j["results"][1]["total"]["pods"], 1);
+}
+
+// `kubectl get all -o yaml`: pods next to their ReplicaSet and Deployment count once, and
+// stderr says which controllers were not expanded.
+TEST(CompareCommand, KubectlGetAllCountsEachPodOnce) {
+  const std::string dir = testing::MakeTempDir("podtopo-compare-all");
+  const std::string all = dir + "/all.yaml";
+  std::string text = R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: web-5f7d-aaaaa
+    namespace: shop
+    ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web-5f7d, uid: rs-1, controller: true}]
+  spec:
+    containers: [{name: c, image: x, resources: {limits: {cpu: "1", memory: 1Gi}}}]
+- apiVersion: v1
+  kind: Service
+  metadata: {name: web, namespace: shop}
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: web, namespace: shop, uid: d-1}
+  spec:
+    replicas: 1
+    template:
+      spec:
+        containers: [{name: c, image: x, resources: {limits: {cpu: "1", memory: 1Gi}}}]
+- apiVersion: apps/v1
+  kind: ReplicaSet
+  metadata:
+    name: web-5f7d
+    namespace: shop
+    uid: rs-1
+    ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: d-1, controller: true}]
+  spec:
+    replicas: 1
+    template:
+      spec:
+        containers: [{name: c, image: x, resources: {limits: {cpu: "1", memory: 1Gi}}}]
+)";
+  ASSERT_TRUE(WriteFileAtomically(all, text).ok());
+  Result r = RunCli({"compare", all, "--config", Example("kubelet-config-gate-off.yaml"),
+                     "--config", Example("kubelet-config.yaml"), "-o", "json"});
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["results"][0]["total"]["pods"], 1);
+  EXPECT_EQ(j["results"][0]["total"]["exclusiveCpus"], 1);
+  EXPECT_THAT(r.err, HasSubstr("podtopo: did not expand 1 Deployment object: the ReplicaSets it "
+                               "owns are in the input and stand for it\n"));
+  EXPECT_THAT(r.err, HasSubstr("podtopo: did not expand 1 ReplicaSet object: the pods it owns "
+                               "are in the input and stand for it\n"));
+  EXPECT_THAT(r.err, HasSubstr("skipped 1 Service object"));
 }
 
 TEST(CompareCommand, HookSmokeAndOutputs) {

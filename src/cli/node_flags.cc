@@ -1,14 +1,18 @@
 #include "cli/node_flags.h"
 
+#include <algorithm>
 #include <map>
+#include <thread>
 #include <ostream>
 
 #include "CLI/CLI.hpp"
 #include "api/pod_gates.h"
+#include "api/manifest_tree.h"
 #include "api/pod_yaml.h"
 #include "config/kubelet_config.h"
 #include "topology/node_source.h"
 #include "render/json_yaml.h"
+#include "util/file.h"
 #include "util/format.h"
 
 namespace podtopo::cli {
@@ -68,18 +72,53 @@ void AddStrictFlag(CLI::App* cmd, bool& strict) {
                 "instead of being skipped");
 }
 
-bool LoadAllPods(const std::vector<std::string>& files, const config::KubeletConfig& cfg,
-                 bool strict, std::vector<Pod>* pods, Context& ctx,
-                 const std::vector<std::string>& node_names) {
-  std::map<std::string, int> skipped;
-  PodLoadOptions options{PodGatesFromConfig(cfg), node_names, strict, &skipped};
+namespace {
+
+bool SameGates(const PodGates& a, const PodGates& b) {
+  return a.pod_level_resources == b.pod_level_resources && a.fix_defaulting == b.fix_defaulting &&
+         a.fix_kubelet_qos_class == b.fix_kubelet_qos_class;
+}
+
+// Every file read and parsed once, its pods read under each set of gates (result[g]).
+std::optional<std::vector<std::vector<Pod>>> LoadUnderGateSets(
+    const std::vector<std::string>& files, const std::vector<PodGates>& gate_sets, bool strict,
+    Context& ctx, const std::vector<std::string>& node_names) {
+  std::vector<std::vector<Pod>> pods(gate_sets.size());
+  // Counted under the first set (kinds and owners do not depend on gates).
+  std::map<std::string, int> skipped, not_expanded;
   for (const auto& f : files) {
-    auto loaded = LoadPods(f, options);
-    if (!loaded.ok()) {
-      ctx.Fail(loaded.status());
-      return false;
+    const std::string source = f == "-" ? "<stdin>" : f;
+    absl::StatusOr<ManifestStream> stream = [&]() -> absl::StatusOr<ManifestStream> {
+      absl::StatusOr<std::string> text = ReadFile(f);
+      if (!text.ok()) return text.status();
+      return ParseManifestText(*text, source);
+    }();
+    if (!stream.ok()) {
+      ctx.Fail(stream.status());
+      return std::nullopt;
     }
-    for (auto& p : *loaded) pods->push_back(std::move(p));
+    // One thread per further set of gates: each reads the same tree, read-only.
+    std::vector<absl::StatusOr<std::vector<Pod>>> read(gate_sets.size(), std::vector<Pod>());
+    auto read_set = [&](size_t g) {
+      PodLoadOptions options{gate_sets[g], node_names, strict, g == 0 ? &skipped : nullptr,
+                             g == 0 ? &not_expanded : nullptr};
+      read[g] = PodsFromManifest(*stream, source, options);
+    };
+    std::vector<std::thread> threads;
+    for (size_t g = 1; g < gate_sets.size(); ++g) threads.emplace_back(read_set, g);
+    read_set(0);
+    for (auto& t : threads) t.join();
+    for (size_t g = 0; g < gate_sets.size(); ++g) {
+      if (!read[g].ok()) {
+        ctx.Fail(read[g].status());
+        return std::nullopt;
+      }
+      if (pods[g].empty()) {
+        pods[g] = std::move(*read[g]);
+      } else {
+        for (auto& p : *read[g]) pods[g].push_back(std::move(p));
+      }
+    }
   }
   for (const auto& [kind, count] : skipped) {
     *ctx.err << fmt::format(
@@ -87,7 +126,52 @@ bool LoadAllPods(const std::vector<std::string>& files, const config::KubeletCon
         "--strict makes this an error)\n",
         count, kind, count == 1 ? "" : "s");
   }
+  for (const auto& [kind, count] : not_expanded) {
+    const bool one = count == 1;
+    *ctx.err << fmt::format(
+        "podtopo: did not expand {} {} object{}: the {} {} own{} are in the input and stand for "
+        "{}\n",
+        count, kind, one ? "" : "s",
+        kind == "Deployment" ? "ReplicaSets" : kind == "CronJob" ? "Jobs" : "pods",
+        one ? "it" : "they", one ? "s" : "", one ? "it" : "them");
+  }
+  return pods;
+}
+
+}  // namespace
+
+bool LoadAllPods(const std::vector<std::string>& files, const config::KubeletConfig& cfg,
+                 bool strict, std::vector<Pod>* pods, Context& ctx,
+                 const std::vector<std::string>& node_names) {
+  auto loaded = LoadUnderGateSets(files, {PodGatesFromConfig(cfg)}, strict, ctx, node_names);
+  if (!loaded.has_value()) return false;
+  if (pods->empty()) {
+    *pods = std::move(loaded->front());
+  } else {
+    for (auto& p : loaded->front()) pods->push_back(std::move(p));
+  }
   return true;
+}
+
+std::optional<std::vector<std::shared_ptr<const std::vector<Pod>>>> LoadPodsUnderConfigs(
+    const std::vector<std::string>& files, const std::vector<config::KubeletConfig>& configs,
+    bool strict, Context& ctx, const std::vector<std::string>& node_names) {
+  std::vector<PodGates> gate_sets;
+  std::vector<size_t> set_of;  // per configuration
+  for (const auto& cfg : configs) {
+    const PodGates gates = PodGatesFromConfig(cfg);
+    auto same = std::find_if(gate_sets.begin(), gate_sets.end(),
+                             [&](const PodGates& g) { return SameGates(g, gates); });
+    set_of.push_back(static_cast<size_t>(same - gate_sets.begin()));
+    if (same == gate_sets.end()) gate_sets.push_back(gates);
+  }
+  auto loaded = LoadUnderGateSets(files, gate_sets, strict, ctx, node_names);
+  if (!loaded.has_value()) return std::nullopt;
+  std::vector<std::shared_ptr<const std::vector<Pod>>> shared;
+  for (auto& p : *loaded) shared.push_back(std::make_shared<const std::vector<Pod>>(std::move(p)));
+  std::vector<std::shared_ptr<const std::vector<Pod>>> out;
+  for (size_t s : set_of) out.push_back(shared[s]);
+  return out;
 }
 
 void PrintAllocations(const std::vector<PodAllocation>& pods, const Node& node,

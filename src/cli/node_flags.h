@@ -43,6 +43,15 @@ bool LoadAllPods(const std::vector<std::string>& files, const config::KubeletCon
                  bool strict, std::vector<Pod>* pods, Context& ctx,
                  const std::vector<std::string>& node_names = {});
 
+// The pods of every file under each of several configurations (`podtopo compare`): each file
+// is read and parsed once (api/manifest_tree.h), then its pods are read under each distinct
+// set of pod gates (api/pod_gates.h), one list per set, shared read-only by the configurations
+// that have it: result[i] is configs[i]'s. Skipped kinds are printed once. On error reports
+// through ctx and returns nullopt.
+std::optional<std::vector<std::shared_ptr<const std::vector<Pod>>>> LoadPodsUnderConfigs(
+    const std::vector<std::string>& files, const std::vector<config::KubeletConfig>& configs,
+    bool strict, Context& ctx, const std::vector<std::string>& node_names = {});
+
 // Loads a --config file (printing its findings on ctx.err); "" = podtopo's default (the seed
 // configuration, corrected). On error reports it through ctx and returns nullopt.
 std::optional<config::KubeletConfig> LoadConfigFlag(const std::string& path, Context& ctx);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "api/pod_yaml.h"
@@ -79,10 +80,16 @@ absl::Status CheckSamePods(const CompareRequest& request) {
   if (request.configs.empty()) return absl::InvalidArgumentError("no --config given");
   const auto& first = request.configs.front();
   for (const auto& c : request.configs) {
-    bool same = c.pods.size() == first.pods.size();
-    for (size_t i = 0; same && i < c.pods.size(); ++i) {
-      same = c.pods[i].Key() == first.pods[i].Key() &&
-             c.pods[i].node_name == first.pods[i].node_name;
+    if (c.pods == nullptr) {
+      return absl::InvalidArgumentError(fmt::format("--config {}: no pods", c.name));
+    }
+    const std::vector<Pod>& pods = *c.pods;
+    const std::vector<Pod>& first_pods = *first.pods;
+    bool same = pods.size() == first_pods.size();
+    for (size_t i = 0; same && c.pods != first.pods && i < pods.size(); ++i) {
+      same = pods[i].name == first_pods[i].name &&
+             pods[i].namespace_name == first_pods[i].namespace_name &&
+             pods[i].node_name == first_pods[i].node_name;
     }
     if (!same) {
       return absl::InvalidArgumentError(fmt::format(
@@ -107,7 +114,7 @@ absl::StatusOr<NodeResult> RunNode(const Configuration& cfg, const FleetNode& fl
   NodeResult r;
   r.node = fleet_node.name;
   for (int i : indices) {
-    auto a = (*node)->Admit(cfg.pods[i]);
+    auto a = (*node)->Admit((*cfg.pods)[i]);
     if (!a.ok()) return WithContext(cfg.name, fleet_node.name, a.status());
     CountPod(*a, &r.tally);
     (*outcomes)[i] = OutcomeOf(*a, node_index);
@@ -130,8 +137,8 @@ absl::Status RunFirstFit(const Configuration& cfg, const std::vector<FleetNode>&
   }
   out->nodes.resize(fleet.size());
   Tally unplaced;
-  for (size_t i = 0; i < cfg.pods.size(); ++i) {
-    const Pod& pod = cfg.pods[i];
+  for (size_t i = 0; i < cfg.pods->size(); ++i) {
+    const Pod& pod = (*cfg.pods)[i];
     if (where[i] != kFirstFitNode) {
       auto a = nodes[where[i]]->Admit(pod);
       if (!a.ok()) return WithContext(cfg.name, fleet[where[i]].name, a.status());
@@ -237,7 +244,7 @@ Tally TallyOf(const std::vector<PodAllocation>& results, const Node& node) {
 absl::StatusOr<CompareResult> Compare(const CompareRequest& request) {
   if (auto s = CheckSamePods(request); !s.ok()) return s;
   const auto& fleet = request.fleet;
-  auto where = AssignPods(request.configs.front().pods, fleet, request.placement);
+  auto where = AssignPods(*request.configs.front().pods, fleet, request.placement);
   if (!where.ok()) return where.status();
 
   CompareResult result;
@@ -249,7 +256,7 @@ absl::StatusOr<CompareResult> Compare(const CompareRequest& request) {
   result.configs.resize(n_configs);
   for (int c = 0; c < n_configs; ++c) {
     result.configs[c].config = request.configs[c].name;
-    result.configs[c].pods.resize(request.configs[c].pods.size());
+    result.configs[c].pods.resize(request.configs[c].pods->size());
   }
 
   if (result.first_fit_used) {
@@ -373,12 +380,10 @@ absl::StatusOr<std::vector<CapacityRow>> Capacity(const CompareRequest& request)
   // Workloads: each distinct pod (by namespace/name), first occurrence.
   std::vector<int> workloads;
   {
-    std::vector<std::string> seen;
-    const auto& pods = request.configs.front().pods;
+    std::set<std::string> seen;
+    const auto& pods = *request.configs.front().pods;
     for (size_t i = 0; i < pods.size(); ++i) {
-      if (std::find(seen.begin(), seen.end(), pods[i].Key()) != seen.end()) continue;
-      seen.push_back(pods[i].Key());
-      workloads.push_back(static_cast<int>(i));
+      if (seen.insert(pods[i].Key()).second) workloads.push_back(static_cast<int>(i));
     }
   }
   const int n_configs = static_cast<int>(request.configs.size());
@@ -394,7 +399,7 @@ absl::StatusOr<std::vector<CapacityRow>> Capacity(const CompareRequest& request)
       runs[k] = WithContext(cfg.name, shapes[s].node->name, node.status());
       return;
     }
-    const Pod& tmpl = cfg.pods[workloads[w]];
+    const Pod& tmpl = (*cfg.pods)[workloads[w]];
     // A replica loop always ends: the node-fit check stops at 110 pods.
     for (int i = 0; i < 100000; ++i) {
       Pod replica = tmpl;
@@ -416,7 +421,7 @@ absl::StatusOr<std::vector<CapacityRow>> Capacity(const CompareRequest& request)
   for (size_t w = 0; w < workloads.size(); ++w) {
     for (size_t s = 0; s < shapes.size(); ++s) {
       CapacityRow row;
-      row.workload = request.configs.front().pods[workloads[w]].Key();
+      row.workload = (*request.configs.front().pods)[workloads[w]].Key();
       row.shape = shapes[s].name;
       for (int c = 0; c < n_configs; ++c) {
         auto& run = runs[(w * shapes.size() + s) * n_configs + c];

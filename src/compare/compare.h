@@ -44,6 +44,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,11 +58,12 @@
 namespace podtopo::compare {
 
 // One configuration under comparison, with the pods as read under its feature gates (their
-// defaulting may depend on them). Every configuration holds the same pods in the same order.
+// defaulting may depend on them). Every configuration holds the same pods in the same order;
+// configurations with the same gates share one list (never modified).
 struct Configuration {
   std::string name;  // as the report names it: the --config file
   config::KubeletConfig config;
-  std::vector<Pod> pods;
+  std::shared_ptr<const std::vector<Pod>> pods;
 };
 
 struct CompareRequest {

@@ -46,9 +46,10 @@ config::KubeletConfig ContainerScope() {
 CompareRequest Request(const std::vector<std::string>& nodes, const std::vector<Pod>& pods) {
   CompareRequest r;
   r.fleet = LoadFleet(nodes).value();
-  r.configs = {{"seed", config::SeedDefault(), pods},
-               {"gate-off", GateOff(), pods},
-               {"container-scope", ContainerScope(), pods}};
+  auto shared = std::make_shared<const std::vector<Pod>>(pods);
+  r.configs = {{"seed", config::SeedDefault(), shared},
+               {"gate-off", GateOff(), shared},
+               {"container-scope", ContainerScope(), shared}};
   return r;
 }
 
@@ -178,7 +179,9 @@ TEST(Compare, ConfigurationInvalidForTheNodeNamesBoth) {
   auto result = Compare(req);
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(result.status().message(), HasSubstr("--config gate-off on node small: "));
-  req.configs[1].pods.pop_back();
+  auto fewer = std::make_shared<std::vector<Pod>>(*req.configs[1].pods);
+  fewer->pop_back();
+  req.configs[1].pods = fewer;
   EXPECT_THAT(Compare(req).status().message(), HasSubstr("its pods are not those of --config seed"));
 }
 

@@ -43,7 +43,8 @@ TEST(CompareReportScreenshot, ChromiumShowsTheBars) {
   off.feature_gates["PodLevelResourceManagers"] = false;
   compare::CompareRequest req;
   req.fleet = compare::LoadFleet({"preset:demo"}).value();
-  req.configs = {{"gate-off.yaml", off, pods}, {"gate-on.yaml", config::SeedDefault(), pods}};
+  auto shared = std::make_shared<const std::vector<Pod>>(pods);
+  req.configs = {{"gate-off.yaml", off, shared}, {"gate-on.yaml", config::SeedDefault(), shared}};
   auto result = compare::Compare(req);
   ASSERT_TRUE(result.ok()) << result.status();
   CompareChart chart = BuildCompareChart(*result);

@@ -37,7 +37,8 @@ compare::CompareResult Example(int nodes = 1) {
   compare::CompareRequest req;
   req.fleet = compare::LoadFleet({nodes == 1 ? "preset:demo" : "n=preset:demo*" + std::to_string(nodes)}).value();
   req.placement = compare::Placement::kFirstFit;
-  req.configs = {{"off & old", off, pods}, {"<on>", config::SeedDefault(), pods}};
+  auto shared = std::make_shared<const std::vector<Pod>>(pods);
+  req.configs = {{"off & old", off, shared}, {"<on>", config::SeedDefault(), shared}};
   return compare::Compare(req).value();
 }
 
