@@ -56,18 +56,6 @@ bool AreGroupsEqual(std::vector<int> a, std::vector<int> b) {
   return a == b;
 }
 
-// isHintInGroup: every entry of `hint` is in `group`.
-bool IsHintInGroup(std::vector<int> hint, std::vector<int> group) {
-  std::sort(hint.begin(), hint.end());
-  std::sort(group.begin(), group.end());
-  size_t h = 0;
-  for (int g : group) {
-    if (h == hint.size()) return true;
-    if (g == hint[h]) ++h;
-  }
-  return h == hint.size();
-}
-
 bool IsAffinitySatisfyRequest(const NumaNodeMap& ms, BitMask mask,
                               const RequestedResources& req) {
   for (const auto& [type, size] : req) {

@@ -323,7 +323,7 @@ absl::StatusOr<NodeTopology> Reader::Run(const std::string& text) {
       }
     }
   } else {
-    for (int id : out_.cpus.NumaNodes()) out_.numa_nodes.push_back(NumaNode{.id = id});
+    for (int id : out_.cpus.NumaNodes()) out_.numa_nodes.push_back(NumaNode{.id = id, .hugepages = {}, .distances = {}});
   }
   if (root.contains("devices")) PODTOPO_RETURN_IF_ERROR(ReadDevices(root["devices"]));
   out_.cpus.SetCountsFromCpus();
@@ -377,7 +377,7 @@ std::string WriteTopologyJson(const NodeTopology& node) {
   });
   std::vector<NumaNode> nodes = node.numa_nodes;
   if (nodes.empty()) {
-    for (int id : node.cpus.NumaNodes()) nodes.push_back(NumaNode{.id = id});
+    for (int id : node.cpus.NumaNodes()) nodes.push_back(NumaNode{.id = id, .hugepages = {}, .distances = {}});
   }
   // Sort by id, permuting distance columns along.
   std::vector<size_t> order(nodes.size());
