@@ -42,6 +42,7 @@ function(podtopo_test name)
   add_executable(${name} ${sources})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} podtopo_testing
                         GTest::gtest GTest::gmock GTest::gtest_main rapidcheck Threads::Threads)
+  target_compile_options(${name} PRIVATE -pthread)  # as the precompiled header (CMakeLists.txt)
   target_precompile_headers(${name} REUSE_FROM podtopo_test_pch)
   include(GoogleTest)
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
