@@ -105,7 +105,7 @@ namespace podtopo {
 // How pods are read. The defaults are v1.37's gates, no nodes and lenient kinds.
 struct PodLoadOptions {
   PodGates gates;                       // defaulting and validation (PodGatesFromConfig)
-  std::vector<std::string> node_names;  // DaemonSets: one pod per node
+  std::vector<std::string> node_names = {};  // DaemonSets: one pod per node
   bool strict = false;                  // kinds podtopo does not read are errors
   // When set, each kind skipped (not strict) is counted here (kind -> objects), so that a
   // command prints one line per kind.
