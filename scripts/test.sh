@@ -42,7 +42,7 @@ fi
 
 # clang: libFuzzer and its coverage instrumentation come with it, so the unit tests and the
 # fuzz targets share one sanitizer build. -O0: half the compile time of -O1 here (20.3 s
-# against 44.6 s CPU for cpu_state_file_test.cc), more than the tests lose.
+# against 44.6 s CPU for cpu_state_file_test.cc); the tests run slower for it.
 cxx=$(command -v clang++-14 || command -v clang++)
 step "sanitizer build (build-asan/, $(basename "$cxx"), ASan+UBSan)"
 CXX=$cxx cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" \
