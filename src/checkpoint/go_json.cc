@@ -20,6 +20,29 @@ int HexValue(char c) {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
+}  // namespace
+
+Value::~Value() {
+  if (array.empty() && object.empty()) return;
+  // Children are moved out before they are destroyed, so that each destructor sees no
+  // children of its own: the depth of the tree never becomes the depth of the native stack.
+  std::vector<Value> pending;
+  auto take_children = [&pending](Value& v) {
+    for (Value& e : v.array) pending.push_back(std::move(e));
+    for (auto& member : v.object) pending.push_back(std::move(member.second));
+    v.array.clear();
+    v.object.clear();
+  };
+  take_children(*this);
+  while (!pending.empty()) {
+    Value v = std::move(pending.back());
+    pending.pop_back();
+    take_children(v);
+  }
+}
+
+namespace {
+
 // ---------------------------------------------------------------------------------------
 // Parser: checkValid and decoding in one pass. Errors follow Go's scanner texts, including
 // its end-of-input rule (a truncated number or literal reports "invalid character ' '").
@@ -30,7 +53,7 @@ class Parser {
 
   absl::StatusOr<Value> ParseDocument() {
     Value v;
-    if (!ParseValue(v, 0)) return absl::InvalidArgumentError(error_);
+    if (!ParseNested(v)) return absl::InvalidArgumentError(error_);
     SkipSpace();
     if (pos_ < s_.size()) {
       return absl::InvalidArgumentError(
@@ -54,15 +77,77 @@ class Parser {
   }
   bool FailEnd() { return Fail(kUnexpectedEnd); }
 
-  bool ParseValue(Value& out, int depth) {
+  // One value and everything nested in it, with an explicit stack of the open arrays and
+  // objects rather than recursion: Go's limit of 10,000 levels would otherwise take 10,000
+  // native frames (too many for a sanitizer build's stack).
+  bool ParseNested(Value& root) {
+    std::vector<Value*> open;  // innermost last; each is an element of the one before it
+    Value* target = &root;     // where the next value goes
+    while (true) {
+      SkipSpace();
+      if (AtEnd()) return FailEnd();
+      unsigned char c = Cur();
+      if (c == '{' || c == '[') {
+        if (open.size() + 1 > static_cast<size_t>(kMaxNestingDepth)) {
+          return FailChar(c, "exceeded max depth");
+        }
+        ++pos_;
+        target->kind = c == '{' ? Value::Kind::kObject : Value::Kind::kArray;
+        SkipSpace();
+        if (AtEnd()) return FailEnd();
+        if (Cur() != (c == '{' ? '}' : ']')) {
+          open.push_back(target);
+          if (!OpenMember(*target, target)) return false;
+          continue;
+        }
+        ++pos_;  // an empty array or object
+      } else if (!ParseScalar(*target, c)) {
+        return false;
+      }
+      // After a complete value: close the containers it completes, then open the next member.
+      while (true) {
+        if (open.empty()) return true;
+        Value& parent = *open.back();
+        bool object = parent.kind == Value::Kind::kObject;
+        SkipSpace();
+        if (AtEnd()) return FailEnd();
+        if (Cur() == ',') {
+          ++pos_;
+          if (!OpenMember(parent, target)) return false;
+          break;
+        }
+        if (Cur() == (object ? '}' : ']')) {
+          ++pos_;
+          open.pop_back();
+          continue;
+        }
+        return FailChar(Cur(), object ? "after object key:value pair" : "after array element");
+      }
+    }
+  }
+
+  // Appends the next member of an open array or object (for an object, after reading its key
+  // and ':') and points `target` at it.
+  bool OpenMember(Value& parent, Value*& target) {
+    if (parent.kind == Value::Kind::kArray) {
+      target = &parent.array.emplace_back();
+      return true;
+    }
     SkipSpace();
     if (AtEnd()) return FailEnd();
-    unsigned char c = Cur();
+    if (Cur() != '"') return FailChar(Cur(), "looking for beginning of object key string");
+    std::string key;
+    if (!ParseString(key)) return false;
+    SkipSpace();
+    if (AtEnd()) return FailEnd();
+    if (Cur() != ':') return FailChar(Cur(), "after object key");
+    ++pos_;
+    target = &parent.object.emplace_back(std::move(key), Value()).second;
+    return true;
+  }
+
+  bool ParseScalar(Value& out, unsigned char c) {
     switch (c) {
-      case '{':
-        return ParseObject(out, depth + 1);
-      case '[':
-        return ParseArray(out, depth + 1);
       case '"':
         out.kind = Value::Kind::kString;
         return ParseString(out.text);
@@ -234,71 +319,6 @@ class Parser {
       ++pos_;
     }
     return r;
-  }
-
-  bool ParseObject(Value& out, int depth) {
-    if (depth > kMaxNestingDepth) return FailChar('{', "exceeded max depth");
-    ++pos_;  // '{'
-    out.kind = Value::Kind::kObject;
-    SkipSpace();
-    if (AtEnd()) return FailEnd();
-    if (Cur() == '}') {
-      ++pos_;
-      return true;
-    }
-    while (true) {
-      SkipSpace();
-      if (AtEnd()) return FailEnd();
-      if (Cur() != '"') return FailChar(Cur(), "looking for beginning of object key string");
-      std::string key;
-      if (!ParseString(key)) return false;
-      SkipSpace();
-      if (AtEnd()) return FailEnd();
-      if (Cur() != ':') return FailChar(Cur(), "after object key");
-      ++pos_;
-      Value member;
-      if (!ParseValue(member, depth)) return false;
-      out.object.emplace_back(std::move(key), std::move(member));
-      SkipSpace();
-      if (AtEnd()) return FailEnd();
-      if (Cur() == ',') {
-        ++pos_;
-        continue;
-      }
-      if (Cur() == '}') {
-        ++pos_;
-        return true;
-      }
-      return FailChar(Cur(), "after object key:value pair");
-    }
-  }
-
-  bool ParseArray(Value& out, int depth) {
-    if (depth > kMaxNestingDepth) return FailChar('[', "exceeded max depth");
-    ++pos_;  // '['
-    out.kind = Value::Kind::kArray;
-    SkipSpace();
-    if (AtEnd()) return FailEnd();
-    if (Cur() == ']') {
-      ++pos_;
-      return true;
-    }
-    while (true) {
-      Value elem;
-      if (!ParseValue(elem, depth)) return false;
-      out.array.push_back(std::move(elem));
-      SkipSpace();
-      if (AtEnd()) return FailEnd();
-      if (Cur() == ',') {
-        ++pos_;
-        continue;
-      }
-      if (Cur() == ']') {
-        ++pos_;
-        return true;
-      }
-      return FailChar(Cur(), "after array element");
-    }
   }
 
   std::string_view s_;

@@ -54,6 +54,7 @@ struct Value {
   Value(Value&&) noexcept;
   Value& operator=(const Value&);
   Value& operator=(Value&&) noexcept;
+  // Frees nested values from a worklist, not by recursion (Parse accepts 10,000 levels).
   ~Value();
 };
 inline Value::Value() = default;
@@ -61,7 +62,6 @@ inline Value::Value(const Value&) = default;
 inline Value::Value(Value&&) noexcept = default;
 inline Value& Value::operator=(const Value&) = default;
 inline Value& Value::operator=(Value&&) noexcept = default;
-inline Value::~Value() = default;
 
 // Parses `data` as one JSON document. Errors (kInvalidArgument) carry Go's SyntaxError text.
 absl::StatusOr<Value> Parse(std::string_view data);

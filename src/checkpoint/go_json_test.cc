@@ -104,7 +104,15 @@ TEST(ParseTest, NestingLimit) {
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().message(), "invalid character '[' exceeded max depth");
   std::string ok = std::string(10000, '[') + std::string(10000, ']');
-  EXPECT_TRUE(Parse(ok).ok());
+  absl::StatusOr<Value> deepest = Parse(ok);
+  ASSERT_TRUE(deepest.ok()) << deepest.status();
+  EXPECT_EQ(Marshal(*deepest), ok);
+  // The same depth through objects, and an error at the innermost level.
+  std::string objects;
+  for (int i = 0; i < 10000; ++i) objects += "{\"a\":";
+  EXPECT_EQ(Parse(objects + "1" + std::string(10000, '}')).status(), absl::OkStatus());
+  EXPECT_EQ(Parse(objects + "x").status().message(),
+            "invalid character 'x' looking for beginning of value");
 }
 
 TEST(QuoteTest, GoMarshalEscaping) {

@@ -448,7 +448,15 @@ absl::StatusOr<NodeTopology> Discoverer::Run() {
     std::map<int, std::vector<int>> by_package;
     for (int cpu : cpu_dirs_) {
       PODTOPO_ASSIGN_OR_RETURN(std::optional<int> pkg, Package(cpu));
-      if (pkg.has_value()) by_package[*pkg].push_back(cpu);
+      if (!pkg.has_value()) continue;
+      // The package id becomes a NUMA node id here, and those are 0..65535 (as CPU ids).
+      if (*pkg < 0 || *pkg > CpuSet::kMaxCpuId) {
+        return Error(CpuPath(cpu, "topology/physical_package_id"),
+                     fmt::format("package {} cannot be a NUMA node id (no node<N> directories "
+                                 "under {}; NUMA node ids are 0 to {})",
+                                 *pkg, kNodeDir, CpuSet::kMaxCpuId));
+      }
+      by_package[*pkg].push_back(cpu);
     }
     for (auto& [pkg, cpus] : by_package) {
       RawNode node;

@@ -276,6 +276,27 @@ TEST(DiscoverSysfsFake, NoNodeDirectoriesMeansOneNodePerPackage) {
   EXPECT_THAT(node->warnings.back(), HasSubstr("no node<N> directories"));
 }
 
+// Without node<N> directories a package id becomes a NUMA node id; one that no NUMA node id
+// can be (found by the sysfs fuzz target: 196611) is an error naming the file, not a topology
+// that its own JSON cannot read back.
+TEST(DiscoverSysfsFake, PackageIdThatCannotBeANumaNodeIdIsAnError) {
+  for (const char* pkg : {"196611", "-1"}) {
+    FakeSysfs fs("sysfs:fake");
+    fs.Set("devices/system/cpu/online", "0-1\n");
+    for (int cpu = 0; cpu < 2; ++cpu) {
+      std::string base = "devices/system/cpu/cpu" + std::to_string(cpu);
+      fs.Set(base + "/topology/core_id", std::to_string(cpu) + "\n");
+      fs.Set(base + "/topology/physical_package_id", cpu == 0 ? "0\n" : std::string(pkg) + "\n");
+    }
+    auto node = DiscoverSysfs(fs);
+    ASSERT_FALSE(node.ok()) << pkg;
+    EXPECT_THAT(node.status().message(),
+                HasSubstr("sysfs:fake: devices/system/cpu/cpu1/topology/physical_package_id: "
+                          "package " + std::string(pkg) + " cannot be a NUMA node id"));
+    EXPECT_THAT(node.status().message(), HasSubstr("NUMA node ids are 0 to 65535"));
+  }
+}
+
 TEST(DiscoverSysfsFake, NodeIdsAreNumericNotGlobOrder) {
   FakeSysfs fs;
   for (int n : {2, 10}) {
