@@ -42,7 +42,8 @@ function(podtopo_test name)
   add_executable(${name} ${sources})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} podtopo_testing
                         GTest::gtest GTest::gmock GTest::gtest_main rapidcheck Threads::Threads)
-  target_compile_options(${name} PRIVATE -pthread)  # as the precompiled header (CMakeLists.txt)
+  # As the precompiled header (CMakeLists.txt): -pthread, and the sanitizers of test code.
+  target_compile_options(${name} PRIVATE ${PODTOPO_TEST_COMPILE_OPTIONS})
   target_precompile_headers(${name} REUSE_FROM podtopo_test_pch)
   include(GoogleTest)
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
@@ -70,6 +71,12 @@ function(podtopo_grpc_proto target proto)
   add_library(${target} STATIC ${srcs})
   # Generated code: do not hold it to our warning flags.
   target_compile_options(${target} PRIVATE -w)
+  if(PODTOPO_SANITIZE)
+    # Nor to the sanitizers, as Debian's libprotobuf and gRPC that it calls: that cuts the
+    # compile time of the generated code to about a third (clang 14: 14.2 s -> 5.2 s CPU for
+    # the CRI API's messages).
+    target_compile_options(${target} PRIVATE -fno-sanitize=all -O0 -g0)
+  endif()
   target_include_directories(${target} PUBLIC ${out})
   target_link_libraries(${target} PUBLIC gRPC::grpc++ protobuf::libprotobuf)
 endfunction()

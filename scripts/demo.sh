@@ -8,6 +8,11 @@ start=$SECONDS
 step() { printf '[demo %4ds] %s\n' "$((SECONDS - start))" "$*"; }
 bash scripts/setup.sh demo
 mkdir -p build
+# build/ left by scripts/test.sh (clang with the sanitizers) is configured afresh: CMake keeps the
+# compiler and flags of the first configuration.
+if grep -qx PODTOPO_SANITIZE:BOOL=ON build/CMakeCache.txt 2>/dev/null; then
+  rm -rf build/CMakeCache.txt build/CMakeFiles
+fi
 step "configuring (build/, the CLI only: no tests, no benchmarks)"
 if ! cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \

@@ -39,8 +39,9 @@ demo_packages=(
 )
 # What the tests add.
 test_packages=(
-  # clang for the sanitizer build and libFuzzer (fuzz/; libclang-rt has the fuzzer runtime)
-  clang-14 libclang-rt-14-dev
+  # clang for the sanitizer build and libFuzzer (fuzz/; libclang-rt has the fuzzer runtime);
+  # lld (ld.lld) links the tests' programs
+  clang-14 libclang-rt-14-dev lld
   # tests and benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev librapidcheck-dev
   bzip2 tar

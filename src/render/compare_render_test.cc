@@ -78,7 +78,7 @@ TEST(CompareJson, TheContractShape) {
   EXPECT_FALSE(j.contains("capacity"));
   std::vector<compare::CapacityRow> cap = {{"default/x", "preset:demo", {3, 4}, {"OutOfcpu", "OutOfmemory"}}};
   nlohmann::ordered_json with = CompareJson(r, &cap);
-  EXPECT_EQ(with["capacity"][0]["replicas"], nlohmann::json::parse("[3, 4]"));
+  EXPECT_EQ(with["capacity"][0]["replicas"], nlohmann::ordered_json::parse("[3, 4]"));
   EXPECT_EQ(with["capacity"][0]["stoppedBy"][1], "OutOfmemory");
 }
 

@@ -28,7 +28,7 @@ def main():
         print(f"SKIP: {e}")
         return 77
     r = subprocess.run(["bash", os.path.join(repo, "scripts/image.sh")], capture_output=True,
-                       text=True)
+                       text=True, env={**os.environ, "PODTOPO_BUILD_DIR": build})
     if r.returncode != 0:
         print(f"FAIL: scripts/image.sh:\n{r.stdout}{r.stderr}")
         return 1

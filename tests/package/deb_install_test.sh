@@ -27,7 +27,7 @@ mirror="$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 
 [ -n "$mirror" ] || skip "no Debian mirror in the host's apt sources"
 
 step "package"
-bash "$repo/scripts/package.sh" >"$build/deb-test-package.log" 2>&1 || { cat "$build/deb-test-package.log"; exit 1; }
+PODTOPO_BUILD_DIR="$build" bash "$repo/scripts/package.sh" >"$build/deb-test-package.log" 2>&1 || { cat "$build/deb-test-package.log"; exit 1; }
 deb="$(ls -t "$build"/podtopo_*_amd64.deb | head -n 1)"
 depends="$(dpkg-deb --field "$deb" Depends)"
 echo "Depends: $depends"
