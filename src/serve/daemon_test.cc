@@ -137,7 +137,9 @@ TEST_F(DaemonTest, BadManifestIsReportedAndAffectsNothingElse) {
   WriteManifest(pods_, "bad.yaml", "apiVersion: v1\nkind: Pod\nspec: [unclosed\n");
   ASSERT_TRUE(WaitFor([&] { return HasRejection("InvalidManifest", "bad.yaml"); }));
   for (const auto& r : daemon_->Rejections()) {
-    if (r.file == "bad.yaml") EXPECT_NE(r.message.find("bad.yaml"), std::string::npos) << r.message;
+    if (r.file == "bad.yaml") {
+      EXPECT_NE(r.message.find("bad.yaml"), std::string::npos) << r.message;
+    }
   }
   // Queryable in the state dir.
   EXPECT_TRUE(WaitFor([&] {
