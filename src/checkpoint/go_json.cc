@@ -412,39 +412,56 @@ std::string Quote(std::string_view s) {
   return out;
 }
 
-void AppendMarshalled(std::string& out, const Value& v) {
-  switch (v.kind) {
-    case Value::Kind::kNull:
-      out += "null";
-      return;
-    case Value::Kind::kBool:
-      out += v.boolean ? "true" : "false";
-      return;
-    case Value::Kind::kNumber:
-      out += v.text;
-      return;
-    case Value::Kind::kString:
-      AppendQuoted(out, v.text);
-      return;
-    case Value::Kind::kArray: {
-      out.push_back('[');
-      for (size_t i = 0; i < v.array.size(); ++i) {
-        if (i > 0) out.push_back(',');
-        AppendMarshalled(out, v.array[i]);
-      }
-      out.push_back(']');
-      return;
+void AppendMarshalled(std::string& out, const Value& root) {
+  // Depth-first with an explicit stack (Parse accepts 10,000 levels): each open array or object
+  // and the index of its next member.
+  struct Open {
+    const Value* v;
+    size_t next;
+  };
+  std::vector<Open> open;
+  const Value* v = &root;
+  while (v != nullptr) {
+    switch (v->kind) {
+      case Value::Kind::kNull:
+        out += "null";
+        break;
+      case Value::Kind::kBool:
+        out += v->boolean ? "true" : "false";
+        break;
+      case Value::Kind::kNumber:
+        out += v->text;
+        break;
+      case Value::Kind::kString:
+        AppendQuoted(out, v->text);
+        break;
+      case Value::Kind::kArray:
+      case Value::Kind::kObject:
+        out.push_back(v->kind == Value::Kind::kArray ? '[' : '{');
+        open.push_back({v, 0});
+        break;
     }
-    case Value::Kind::kObject: {
-      out.push_back('{');
-      for (size_t i = 0; i < v.object.size(); ++i) {
-        if (i > 0) out.push_back(',');
-        AppendQuoted(out, v.object[i].first);
-        out.push_back(':');
-        AppendMarshalled(out, v.object[i].second);
+    // The next value to write: the next member of the innermost open value, closing those
+    // that have none left.
+    v = nullptr;
+    while (v == nullptr && !open.empty()) {
+      Open& o = open.back();
+      bool object = o.v->kind == Value::Kind::kObject;
+      size_t size = object ? o.v->object.size() : o.v->array.size();
+      if (o.next == size) {
+        out.push_back(object ? '}' : ']');
+        open.pop_back();
+        continue;
       }
-      out.push_back('}');
-      return;
+      if (o.next > 0) out.push_back(',');
+      if (object) {
+        AppendQuoted(out, o.v->object[o.next].first);
+        out.push_back(':');
+        v = &o.v->object[o.next].second;
+      } else {
+        v = &o.v->array[o.next];
+      }
+      ++o.next;
     }
   }
 }
