@@ -1,5 +1,6 @@
 #include "runtime/cri_runtime.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <future>
 #include <vector>
@@ -235,7 +236,9 @@ absl::Status CriRuntime::RunPodSteps(const serve::AdmittedPod& pod, const CpuSet
   std::string sandbox_id;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    sandbox_id = records_[p.uid].sandbox_id;
+    const PodRecord& r = records_[p.uid];
+    sandbox_id = r.sandbox_id;
+    sandbox.mutable_metadata()->set_attempt(r.next_sandbox_attempt);
   }
   if (sandbox_id.empty()) {
     // The pod cgroup's CFS quota (the kubelet writes it on the pod cgroup it creates).
@@ -251,7 +254,9 @@ absl::Status CriRuntime::RunPodSteps(const serve::AdmittedPod& pod, const CpuSet
     if (!id.ok()) return id.status();
     sandbox_id = *id;
     std::lock_guard<std::mutex> lock(mu_);
-    records_[p.uid].sandbox_id = sandbox_id;
+    PodRecord& r = records_[p.uid];
+    r.sandbox_id = sandbox_id;
+    r.next_sandbox_attempt = std::max(r.next_sandbox_attempt, sandbox.metadata().attempt() + 1);
   }
 
   for (const Container* c : StartOrder(p)) {
@@ -474,6 +479,14 @@ absl::Status CriRuntime::Sync(const serve::NodeSnapshot& snap) {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = records_.begin(); it != records_.end();) {
       it = admitted.count(it->first) ? std::next(it) : records_.erase(it);
+    }
+    // Every sandbox the runtime lists for an admitted pod, kept or being removed, holds its
+    // attempt number: the pod's next sandbox takes a higher one.
+    for (const criv1::PodSandbox& sb : sandboxes->items()) {
+      auto label = sb.labels().find(kLabelPodUid);
+      if (label == sb.labels().end() || !admitted.count(label->second)) continue;
+      PodRecord& r = records_[label->second];
+      r.next_sandbox_attempt = std::max(r.next_sandbox_attempt, sb.metadata().attempt() + 1);
     }
     for (const auto& [uid, sb] : chosen) {
       PodRecord& r = records_[uid];

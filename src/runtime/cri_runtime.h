@@ -100,6 +100,11 @@ class CriRuntime : public serve::RuntimeHooks {
   struct PodRecord {
     std::string uid, namespace_name, name;
     std::string sandbox_id;
+    // The attempt number of the pod's next sandbox: one more than the newest the runtime
+    // lists or podtopo created (the kubelet's podSandboxChanged). A sandbox that cannot be
+    // removed keeps its name (NAME_NAMESPACE_UID_ATTEMPT) reserved in containerd, so a new one
+    // of the same attempt would be refused for ever.
+    uint32_t next_sandbox_attempt = 0;
     bool running = false;
     std::string error;
     std::map<std::string, ContainerRecord> containers;
