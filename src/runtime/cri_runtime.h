@@ -105,6 +105,9 @@ class CriRuntime : public serve::RuntimeHooks {
     // removed keeps its name (NAME_NAMESPACE_UID_ATTEMPT) reserved in containerd, so a new one
     // of the same attempt would be refused for ever.
     uint32_t next_sandbox_attempt = 0;
+    // The same for each container name: containerd reserves NAME_POD_NAMESPACE_UID_ATTEMPT
+    // across the pod's sandboxes (the kubelet's next attempt is the newest status's + 1).
+    std::map<std::string, uint32_t> next_container_attempt;
     bool running = false;
     std::string error;
     std::map<std::string, ContainerRecord> containers;

@@ -233,9 +233,10 @@ TEST_F(CriRuntimeTest, RestartAdoptsAndRemovesOrphans) {
 }
 
 // The --cri kill loss (docs/reliability.md): a SIGKILL inside StartContainer left a task in the
-// pod's sandbox, so containerd refuses to remove it and keeps its name reserved. After the
-// restart the pod's new sandbox takes the next attempt number, as the kubelet's does
-// (kuberuntime podSandboxChanged: newest sandbox's attempt + 1), and the pod runs again.
+// pod's sandbox, so containerd refuses to remove it and keeps its name, and its container's,
+// reserved. After the restart the pod's new sandbox and container take the next attempt
+// numbers, as the kubelet's do (kuberuntime podSandboxChanged: the newest sandbox's attempt
+// + 1; a container's: its newest status's + 1), and the pod runs again.
 TEST_F(CriRuntimeTest, SandboxThatCannotBeRemovedDoesNotBlockTheNewOne) {
   ASSERT_TRUE(Start(*hooks_).ok());
   auto p = MakePod("p", "busybox", {{"c", ContainerKind::kApp, "node_shared", "0-3"}});
@@ -263,6 +264,13 @@ TEST_F(CriRuntimeTest, SandboxThatCannotBeRemovedDoesNotBlockTheNewOne) {
     EXPECT_EQ(sb.state(), ::runtime::v1::SANDBOX_READY);
     EXPECT_EQ(sb.metadata().attempt(), 1u);
   }
+  int live = 0;
+  for (const auto& [id, c] : fake_->containers) {
+    if (c.c.pod_sandbox_id() == stuck) continue;
+    ++live;
+    EXPECT_EQ(c.c.metadata().attempt(), 1u) << "the stuck sandbox's container keeps attempt 0";
+  }
+  EXPECT_EQ(live, 1);
 }
 
 TEST_F(CriRuntimeTest, RuntimeOutageKeepsStateAndCatchesUp) {

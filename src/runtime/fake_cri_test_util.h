@@ -164,6 +164,19 @@ class FakeCri final : public v1::RuntimeService::Service, public v1::ImageServic
     if (!sandboxes.count(q->pod_sandbox_id())) {
       return grpc::Status(grpc::StatusCode::NOT_FOUND, "no sandbox");
     }
+    // containerd reserves NAME_POD_NAMESPACE_UID_ATTEMPT, across the pod's sandboxes.
+    const std::string& uid = q->config().labels().at("io.kubernetes.pod.uid");
+    for (const auto& [other, oc] : containers) {
+      if (oc.c.labels().at("io.kubernetes.pod.uid") == uid &&
+          oc.c.metadata().name() == q->config().metadata().name() &&
+          oc.c.metadata().attempt() == q->config().metadata().attempt()) {
+        return grpc::Status(grpc::StatusCode::UNKNOWN,
+                            fmt::format("failed to reserve container name \"{}_{}_{}\": name is "
+                                        "reserved for \"{}\"",
+                                        q->config().metadata().name(), uid,
+                                        q->config().metadata().attempt(), other));
+      }
+    }
     std::string id = fmt::format("c{}", ++next_);
     C& c = containers[id];
     c.c.set_id(id);
