@@ -97,12 +97,12 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   // The trace of the admission in progress (null outside Admit).
   AdmissionTrace* trace = nullptr;
 
-  // While one pod is admitted: the managers compute its QoS class and request sizes once
-  // (StaticPolicy::BeginPod); the trace is dropped at the end.
+  // While one pod is admitted: the managers take its QoS class (computed once by Admit) and
+  // compute its request sizes once (StaticPolicy::BeginPod); the trace is dropped at the end.
   struct PodScope {
-    PodScope(Impl& impl, const Pod& pod) : m(impl) {
-      if (m.cpu != nullptr) m.cpu->BeginPod(pod);
-      if (m.memory.has_value()) m.memory->BeginPod(pod);
+    PodScope(Impl& impl, const Pod& pod, QosClass qos) : m(impl) {
+      if (m.cpu != nullptr) m.cpu->BeginPod(pod, qos);
+      if (m.memory.has_value()) m.memory->BeginPod(pod, qos);
     }
     ~PodScope() {
       m.trace = nullptr;
@@ -128,7 +128,7 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
                           std::string(s.message())};
   }
   std::vector<NumaSnapshot> Snapshot() const;
-  void FillTraceHeader(const Pod& pod, AdmissionTrace& t) const;
+  void FillTraceHeader(const Pod& pod, QosClass qos, AdmissionTrace& t) const;
 
   TopologyHint GetAffinity(const std::string& pod_uid,
                            const std::string& container_name) const override {
@@ -584,7 +584,7 @@ void Node::Impl::BeginStep(const Pod& pod, const Container* container) {
   trace->merges.push_back(std::move(step));
 }
 
-void Node::Impl::FillTraceHeader(const Pod& pod, AdmissionTrace& t) const {
+void Node::Impl::FillTraceHeader(const Pod& pod, QosClass qos, AdmissionTrace& t) const {
   t.pod = pod;
   t.topology_policy = config.topology_manager_policy;
   t.scope = tm->scope_name();
@@ -599,7 +599,6 @@ void Node::Impl::FillTraceHeader(const Pod& pod, AdmissionTrace& t) const {
   t.numa_ids = topology.NumaIds();
   if (t.numa_ids.empty()) t.numa_ids = topology.cpus.NumaNodes();
   if (cpu != nullptr) {
-    const QosClass qos = cpu->PodQos(pod);
     t.pod_cpus = cpu->PodGuaranteedCpus(pod, qos);
     for (const Container* c : pod.InitAndAppContainers()) {
       t.container_cpus[c->name] = cpu->GuaranteedCpus(pod, qos, *c);
@@ -804,15 +803,18 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
     }
     return m.View(*existing);
   }
-  Impl::PodScope scope(m, pod);
+  // The pod's QoS class, once for the whole admission: the managers, the trace and the result
+  // take this one.
+  const QosClass qos = GetPodQos(pod, m.pod_gates);
+  Impl::PodScope scope(m, pod, qos);
   auto trace = std::make_shared<AdmissionTrace>();
-  m.FillTraceHeader(pod, *trace);
+  m.FillTraceHeader(pod, qos, *trace);
   m.trace = trace.get();
   PodAllocation rejected;
   rejected.namespace_name = pod.namespace_name;
   rejected.name = pod.name;
   rejected.uid = pod.uid;
-  rejected.qos = GetPodQos(pod, m.pod_gates);
+  rejected.qos = qos;
   rejected.trace = trace;
   FitAmounts fit_amounts = PodFitAmounts(pod, m.pod_level_resources);
   if (auto fit = m.CheckFit(fit_amounts); fit.has_value()) {
@@ -862,7 +864,7 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
     m.Release(pod);
     return s;
   }
-  PodAllocation admitted = m.View(pod, rejected.qos);
+  PodAllocation admitted = m.View(pod, qos);
   admitted.trace = trace;
   return admitted;
 }

@@ -196,9 +196,10 @@ class StaticPolicy {
 
   // Many calls about `pod` follow (Node::Admit): until EndPod, the calls above
   // about this same Pod object (and its containers) answer from values computed once here instead
-  // of re-reading the pod's resources each time. The answers are the same; the pod must not
-  // change in between.
-  void BeginPod(const Pod& pod);
+  // of re-reading the pod's resources each time. `qos` is the pod's class as the caller computed
+  // it once for the whole admission (GetPodQos with the gates of gates().Qos()). The answers are
+  // the same; the pod must not change in between.
+  void BeginPod(const Pod& pod, QosClass qos);
   void EndPod() { admission_.reset(); }
 
   // validatePodScopeResources (kep5526 §4.1): EmptyPodSharedPoolError when containers left

@@ -317,11 +317,11 @@ QosClass StaticPolicy::PodQos(const Pod& pod) const {
   return GetPodQos(pod, gates_.Qos());
 }
 
-void StaticPolicy::BeginPod(const Pod& pod) {
+void StaticPolicy::BeginPod(const Pod& pod, QosClass qos) {
   admission_.reset();
   AdmissionMemo memo;
   memo.pod = &pod;
-  memo.qos = PodQos(pod);
+  memo.qos = qos;
   for (const Container* c : pod.InitAndAppContainers()) {
     memo.containers.emplace_back(c, ContainerRequestedResources(pod, *c));
   }

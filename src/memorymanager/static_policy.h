@@ -189,9 +189,10 @@ class StaticPolicy {
 
   // Many calls about `pod` follow (Node::Admit): until EndPod, the policy's calls
   // about this same Pod object (and its containers) take its QoS class, requested memory and
-  // shared-pool validation from values computed once here. The answers are the same; the pod
-  // must not change in between.
-  void BeginPod(const Pod& pod);
+  // shared-pool validation from values computed once here. `qos` is the pod's class as the
+  // caller computed it once for the whole admission (GetPodQos with the gates of
+  // gates().Qos()). The answers are the same; the pod must not change in between.
+  void BeginPod(const Pod& pod, QosClass qos);
   void EndPod() { admission_.reset(); }
 
   // GetContainerRequestedResources / GetPodRequestedResources with this policy's gate.
