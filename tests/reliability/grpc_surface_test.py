@@ -70,6 +70,19 @@ MIB = 1 << 20
 # stream; with the synchronous API: one thread per stream, about 23 KiB a stream).
 MAX_SERVER_THREADS = 64
 MAX_KIB_PER_UNREAD_STREAM = 14
+# Set in main(): podtopo built with AddressSanitizer (scripts/test.sh's build). Its allocator
+# keeps freed memory in quarantine and pads every allocation, so RSS says nothing about
+# podtopo's own buffering: the RSS bounds are then reported, not checked (an optimised build,
+# `PODTOPO_SKIP_SANITIZERS=1 scripts/test.sh`, checks them).
+SANITIZED = False
+
+
+def check_rss(ok, message):
+    if SANITIZED:
+        if not ok:
+            print(f"NOTE (AddressSanitizer build, RSS not checked): {message}", flush=True)
+        return
+    check(ok, message)
 
 
 # ---- HTTP/2 and protobuf by hand ---------------------------------------------------------
@@ -329,7 +342,7 @@ def oversized(srv, sizes):
         check(code == "RESOURCE_EXHAUSTED", f"a {size}-byte List request: {code}, expected "
               "RESOURCE_EXHAUSTED")
     peak, bound = srv.peak(), before + (64 + 32) * 1024
-    check(peak <= bound, f"requests of up to {max(sizes) // MIB} MiB took the server's peak RSS "
+    check_rss(peak <= bound, f"requests of up to {max(sizes) // MIB} MiB took the server's peak RSS "
           f"to {peak // 1024} MiB (it was at {before // 1024} MiB; allowed {bound // 1024} MiB): "
           "it buffers requests it refuses")
     srv.still_serving("requests of " + ", ".join(f"{n / MIB:g} MiB" for n in sizes))
@@ -430,7 +443,7 @@ def never_read(srv, connections, streams, callers):
           "a thread waits for each stream it cannot write")
     per_stream = max(0, rss - rss_before) / (connections * streams)
     measure(f"server RSS per never-read stream ({connections} x {streams})", per_stream, " KiB")
-    check(per_stream <= MAX_KIB_PER_UNREAD_STREAM, f"each never-read stream costs the server "
+    check_rss(per_stream <= MAX_KIB_PER_UNREAD_STREAM, f"each never-read stream costs the server "
           f"{per_stream:.1f} KiB of RSS (at most {MAX_KIB_PER_UNREAD_STREAM})")
     for s in held:
         s.close()
@@ -608,7 +621,7 @@ def surface(args, grpc, pr_pb, work):
         if len(rss) > 1:
             growth = rss[-1] - rss[0]
             allowed = max(16 * 1024, rss[0] // 4)
-            check(growth <= allowed, f"the server's RSS grew by {growth / 1024:.1f} MiB from "
+            check_rss(growth <= allowed, f"the server's RSS grew by {growth / 1024:.1f} MiB from "
                   f"round 1 to round {len(rss)} (allowed {allowed / 1024:.1f} MiB): "
                   f"{[round(x / 1024, 1) for x in rss]} MiB")
             measure(f"server RSS growth from round 1 to round {len(rss)}", growth / 1024, " MiB")
@@ -629,6 +642,12 @@ def main():
                     help="run only the never-read step, at that size (e.g. 32x1000)")
     args = ap.parse_args()
     print(f"grpc_surface_test: seed {args.seed}", flush=True)
+    global SANITIZED
+    with open(args.podtopo, "rb") as f:
+        SANITIZED = b"__asan_init" in f.read()
+    if SANITIZED:
+        print("NOTE: podtopo is built with AddressSanitizer: RSS bounds are reported, not "
+              "checked", flush=True)
     reason = kill_test.grpc_missing()
     if reason:
         print(f"SKIP: {reason}", flush=True)
