@@ -5,7 +5,10 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "api/pod_yaml.h"
 #include "fmt/format.h"
@@ -102,7 +105,104 @@ absl::Status CheckSamePods(const CompareRequest& request) {
 }
 
 PodOutcome OutcomeOf(const PodAllocation& a, int node) {
-  return PodOutcome{a.namespace_name + "/" + a.name, node, a.admitted, a.reason, a.message};
+  return PodOutcome{a.namespace_name + "/" + a.name, node, a.admitted, a.reason};
+}
+
+// ---------------------------------------------------------------------------------------
+// Nodes that get the same answers (see compare.h, "Identical nodes").
+
+void AppendField(std::string& out, std::string_view field) {
+  out += std::to_string(field.size());
+  out += ':';
+  out += field;
+}
+
+void AppendResources(std::string& out, const ResourceList& list) {
+  AppendField(out, std::to_string(list.size()));
+  for (const auto& [name, q] : list) {
+    AppendField(out, name);
+    // The quantity as every reader sees it: its text, its canonical text, its format and
+    // Go's int64 representation.
+    AppendField(out, q.String());
+    AppendField(out, q.CanonicalString());
+    AppendField(out, std::to_string(static_cast<int>(q.format())));
+    const std::optional<int64_t> go_int = q.AsInt64();
+    AppendField(out, go_int.has_value() ? std::to_string(*go_int) : "-");
+  }
+}
+
+void AppendRequirements(std::string& out, const ResourceRequirements& r) {
+  AppendResources(out, r.requests);
+  AppendResources(out, r.limits);
+}
+
+// Everything of a pod but its identity (namespace, name, uid, labels, source, spec.nodeName,
+// controller), as one string: equal strings, equal pods for admission.
+std::string AdmissionSignature(const Pod& pod) {
+  std::string out;
+  if (pod.resources.has_value()) {
+    out += 'R';
+    AppendRequirements(out, *pod.resources);
+  } else {
+    out += '-';
+  }
+  for (const auto* list : {&pod.init_containers, &pod.containers, &pod.ephemeral_containers}) {
+    AppendField(out, std::to_string(list->size()));
+    for (const Container& c : *list) {
+      AppendField(out, ContainerKindName(c.kind));
+      AppendField(out, c.name);
+      AppendField(out, c.image);
+      AppendField(out, std::to_string(c.command.size()));
+      for (const auto& a : c.command) AppendField(out, a);
+      AppendField(out, std::to_string(c.args.size()));
+      for (const auto& a : c.args) AppendField(out, a);
+      AppendRequirements(out, c.resources);
+    }
+  }
+  return out;
+}
+
+// For each pod, a number shared by the pods with the same AdmissionSignature.
+std::vector<int> SignatureClasses(const std::vector<Pod>& pods) {
+  std::unordered_map<std::string, int> classes;
+  std::vector<int> out;
+  out.reserve(pods.size());
+  for (const Pod& p : pods) {
+    out.push_back(classes.emplace(AdmissionSignature(p), static_cast<int>(classes.size()))
+                      .first->second);
+  }
+  return out;
+}
+
+// True when no two of the pods `indices` share a namespace/name or a uid (the admission then
+// sees each as a new pod, as on any other node).
+bool DistinctIdentities(const std::vector<Pod>& pods, const std::vector<int>& indices) {
+  std::unordered_set<std::string> keys, uids;
+  for (int i : indices) {
+    if (!keys.insert(pods[i].Key()).second || !uids.insert(pods[i].uid).second) return false;
+  }
+  return true;
+}
+
+// For one configuration: for each node, the node whose run stands for it (itself when it
+// runs). A node stands for the later nodes of the same topology whose pods have, in order,
+// the same admission signatures, when the pods of both have distinct identities.
+std::vector<int> Representatives(const CompareRequest& request, const std::vector<Pod>& pods,
+                                 const std::vector<std::vector<int>>& pods_of) {
+  const std::vector<int> classes = SignatureClasses(pods);
+  std::map<std::pair<const NodeTopology*, std::vector<int>>, int> first;
+  std::vector<int> out(pods_of.size());
+  for (size_t j = 0; j < pods_of.size(); ++j) {
+    out[j] = static_cast<int>(j);
+    if (!DistinctIdentities(pods, pods_of[j])) continue;
+    std::vector<int> sequence;
+    sequence.reserve(pods_of[j].size());
+    for (int i : pods_of[j]) sequence.push_back(classes[i]);
+    out[j] = first.emplace(std::make_pair(request.fleet[j].topology.get(), std::move(sequence)),
+                           static_cast<int>(j))
+                 .first->second;
+  }
+  return out;
 }
 
 // One configuration on one node: the pods `indices` in order.
@@ -272,19 +372,51 @@ absl::StatusOr<CompareResult> Compare(const CompareRequest& request) {
 
   std::vector<std::vector<int>> pods_of(n_nodes);
   for (size_t i = 0; i < where->size(); ++i) pods_of[(*where)[i]].push_back(static_cast<int>(i));
+  // The (configuration, node) runs: one per node, or one per group of identical nodes.
+  std::vector<std::vector<int>> stands_for(n_configs);
+  std::vector<std::pair<int, int>> work;  // (configuration, node) to run
+  for (int c = 0; c < n_configs; ++c) {
+    const Configuration& cfg = request.configs[c];
+    const bool same_pods_as_before = c > 0 && cfg.pods == request.configs[c - 1].pods;
+    if (same_pods_as_before) {
+      stands_for[c] = stands_for[c - 1];
+    } else if (request.share_identical_nodes) {
+      stands_for[c] = Representatives(request, *cfg.pods, pods_of);
+    } else {
+      stands_for[c].resize(n_nodes);
+      for (int j = 0; j < n_nodes; ++j) stands_for[c][j] = j;
+    }
+    for (int j = 0; j < n_nodes; ++j) {
+      if (stands_for[c][j] == j) work.emplace_back(c, j);
+    }
+  }
   std::vector<absl::StatusOr<NodeResult>> runs(static_cast<size_t>(n_configs) * n_nodes,
                                                absl::UnknownError("not run"));
-  ParallelFor(n_configs * n_nodes, request.threads, [&](int k) {
-    int c = k / n_nodes, j = k % n_nodes;
-    runs[k] = RunNode(request.configs[c], fleet[j], j, pods_of[j], &result.configs[c].pods);
+  ParallelFor(static_cast<int>(work.size()), request.threads, [&](int k) {
+    const auto [c, j] = work[k];
+    runs[static_cast<size_t>(c) * n_nodes + j] =
+        RunNode(request.configs[c], fleet[j], j, pods_of[j], &result.configs[c].pods);
   });
   for (int c = 0; c < n_configs; ++c) {
     ConfigResult& cr = result.configs[c];
+    const std::vector<Pod>& pods = *request.configs[c].pods;
+    cr.nodes.reserve(n_nodes);
     for (int j = 0; j < n_nodes; ++j) {
-      auto& run = runs[static_cast<size_t>(c) * n_nodes + j];
+      const int rep = stands_for[c][j];
+      auto& run = runs[static_cast<size_t>(c) * n_nodes + rep];
       if (!run.ok()) return run.status();
       cr.total.Add(run->tally);
-      cr.nodes.push_back(std::move(*run));
+      if (rep == j) {
+        cr.nodes.push_back(*run);
+        continue;
+      }
+      NodeResult copy = *run;
+      copy.node = fleet[j].name;
+      cr.nodes.push_back(std::move(copy));
+      for (size_t k = 0; k < pods_of[j].size(); ++k) {
+        const PodOutcome& same = cr.pods[pods_of[rep][k]];
+        cr.pods[pods_of[j][k]] = PodOutcome{pods[pods_of[j][k]].Key(), j, same.admitted, same.reason};
+      }
     }
   }
   return result;

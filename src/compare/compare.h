@@ -21,6 +21,21 @@
 //   exclusive CPUs by container kind (app, init, sidecar), and memory per NUMA node and type
 //   (allocated and allocatable, from the Memory Manager's tables; empty with policy None).
 //
+// Identical nodes. With placements by spec.nodeName, two nodes of one topology (a
+// SPEC*COUNT, read once) whose pods are, in order, the same pods but for their identities
+// get the same answers under a configuration, and only the first is run: the others take
+// its tally, default and reserved CPU sets, and its pods' verdicts and reasons, position by
+// position. "The same pods" compares everything of a pod but namespace, name, uid, labels,
+// source, spec.nodeName and controller: pod-level resources and every container's kind,
+// name, image, command, args and resources (each quantity by its text, canonical text,
+// format and Go representation), and only when no two pods of either node share a
+// namespace/name or a uid. This is exact because Node::Admit is deterministic and reads a
+// pod's identity only as the key of its own entries in the node's state (the CPU, memory and
+// device assignments, the Topology Manager's affinities) and to echo it in the result; no
+// decision depends on the order of those keys (the node's pods are looked up by key, and
+// the only walks over all of them take unions of CPU sets). Compare.IdenticalNodesGiveWhatEachNodeGives
+// checks it against `share_identical_nodes = false` on random fleets.
+//
 // Differences() puts the change from one configuration to another in words ("sidecars no
 // longer hold 14 exclusive CPUs", "3 pods that were admitted are now rejected with
 // EmptyPodSharedPoolError"), from the totals and from each pod's two outcomes.
@@ -71,6 +86,8 @@ struct CompareRequest {
   std::vector<Configuration> configs;
   Placement placement = Placement::kByNodeName;
   int threads = 0;  // 0 = one per hardware thread
+  // Identical nodes (see the banner) run once; false runs every node (the tests' oracle).
+  bool share_identical_nodes = true;
 };
 
 struct MemoryUse {
@@ -102,8 +119,7 @@ struct PodOutcome {
   int node = -1;  // the node it was admitted on or rejected by; -1 for a first-fit pod no
                   // node admitted
   bool admitted = false;
-  std::string reason;   // the kubelet's reason when rejected
-  std::string message;  // its status message
+  std::string reason;  // the kubelet's reason when rejected
 };
 
 struct NodeResult {

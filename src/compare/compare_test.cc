@@ -1,6 +1,9 @@
 #include "compare/compare.h"
 
+#include <random>
+
 #include "api/pod_yaml.h"
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/testing.h"
@@ -141,6 +144,77 @@ TEST(Compare, FleetThreadsDoNotChangeTheResult) {
   EXPECT_EQ(serial->configs[0].nodes[5].tally.admitted, 15);
 }
 
+// Random fleets where some nodes get the same pods (renamed, relabelled) in the same order:
+// sharing one run between identical nodes gives what running every node gives.
+TEST(Compare, IdenticalNodesGiveWhatEachNodeGives) {
+  std::vector<Pod> templates = Example("pod-scope-mixed.yaml");
+  for (const auto& p : Example("pod-level-resource-demo.yaml")) templates.push_back(p);
+  for (const auto& p : Example("pod-sidecar-list.yaml")) templates.push_back(p);
+  Pod big = templates[0];
+  big.resources->requests["cpu"] = *Quantity::Parse("8");
+  big.resources->limits["cpu"] = *Quantity::Parse("8000m");  // same value, other text
+  templates.push_back(big);
+  ASSERT_GE(templates.size(), 4u);
+  std::mt19937 rng(12);
+  for (int round = 0; round < 6; ++round) {
+    // Three pod sequences; each node gets one of them under its own names.
+    std::vector<std::vector<int>> sequences(3);
+    for (auto& seq : sequences) {
+      const int n = 1 + static_cast<int>(rng() % 22);
+      for (int k = 0; k < n; ++k) seq.push_back(static_cast<int>(rng() % templates.size()));
+    }
+    const std::vector<std::string> names = {"a-0", "a-1", "a-2", "a-3", "a-4", "a-5", "b-0", "b-1"};
+    std::vector<Pod> pods;
+    for (const std::string& node : names) {
+      const auto& seq = sequences[rng() % sequences.size()];
+      for (size_t k = 0; k < seq.size(); ++k) {
+        Pod p = templates[seq[k]];
+        p.name = fmt::format("{}-{}-{}", p.name, node, k);
+        p.namespace_name = rng() % 2 ? "default" : "team-" + node;
+        p.uid = DeterministicPodUid(p.namespace_name, p.name);
+        p.labels["node"] = node;
+        p.node_name = node;
+        pods.push_back(std::move(p));
+      }
+    }
+    // In the last rounds two pods of a-5 share a uid: that node runs on its own.
+    if (round >= 4) {
+      std::vector<size_t> on_a5;
+      for (size_t i = 0; i < pods.size(); ++i) {
+        if (pods[i].node_name == "a-5") on_a5.push_back(i);
+      }
+      if (on_a5.size() >= 2) pods[on_a5[1]].uid = pods[on_a5[0]].uid;
+    }
+    CompareRequest req = Request({"a=preset:demo*6", "b=preset:dual-socket-ht*2"}, pods);
+    req.share_identical_nodes = false;
+    auto each = Compare(req);
+    ASSERT_TRUE(each.ok()) << each.status();
+    req.share_identical_nodes = true;
+    auto shared = Compare(req);
+    ASSERT_TRUE(shared.ok()) << shared.status();
+    for (size_t c = 0; c < req.configs.size(); ++c) {
+      const ConfigResult& e = each->configs[c];
+      const ConfigResult& s = shared->configs[c];
+      EXPECT_EQ(e.total, s.total) << round << " " << e.config;
+      ASSERT_EQ(e.nodes.size(), s.nodes.size());
+      for (size_t j = 0; j < e.nodes.size(); ++j) {
+        EXPECT_EQ(e.nodes[j].node, s.nodes[j].node);
+        EXPECT_EQ(e.nodes[j].tally, s.nodes[j].tally) << round << " " << e.nodes[j].node;
+        EXPECT_EQ(e.nodes[j].default_cpu_set, s.nodes[j].default_cpu_set);
+        EXPECT_EQ(e.nodes[j].reserved_cpus, s.nodes[j].reserved_cpus);
+      }
+      ASSERT_EQ(e.pods.size(), s.pods.size());
+      for (size_t i = 0; i < e.pods.size(); ++i) {
+        EXPECT_EQ(e.pods[i].pod, s.pods[i].pod);
+        EXPECT_EQ(e.pods[i].node, s.pods[i].node);
+        EXPECT_EQ(e.pods[i].admitted, s.pods[i].admitted) << round << " " << e.pods[i].pod;
+        EXPECT_EQ(e.pods[i].reason, s.pods[i].reason);
+      }
+      EXPECT_EQ(Differences(each->configs[0], e), Differences(shared->configs[0], s));
+    }
+  }
+}
+
 TEST(Compare, FirstFitFillsNodesInOrder) {
   Pod mixed = Example("pod-scope-mixed.yaml")[0];
   std::vector<Pod> pods = Copies(mixed, 20);
@@ -189,7 +263,7 @@ ConfigResult Outcomes(const std::vector<std::pair<bool, std::string>>& verdicts)
   ConfigResult r;
   r.nodes.resize(1);
   for (size_t i = 0; i < verdicts.size(); ++i) {
-    r.pods.push_back({"default/p" + std::to_string(i), 0, verdicts[i].first, verdicts[i].second, ""});
+    r.pods.push_back({"default/p" + std::to_string(i), 0, verdicts[i].first, verdicts[i].second});
   }
   return r;
 }

@@ -2,6 +2,7 @@
 
 #include <span>
 #include <string_view>
+#include <unordered_map>
 
 namespace podtopo::config {
 namespace {
@@ -385,18 +386,47 @@ constexpr GateDependency kFeatureDependencies[] = {
 
 std::span<const FeatureGateSpec> KnownFeatureGates() { return kGates; }
 
+namespace {
+
+// Each gate's spec and dependencies by name, built once: a configuration's checks look up
+// every gate of the table (GateDependencyProblems), so a linear search made them quadratic.
+struct GateEntry {
+  const FeatureGateSpec* spec = nullptr;
+  std::span<const std::string_view> depends_on;
+  bool has_dependencies = false;
+};
+
+const std::unordered_map<std::string_view, GateEntry>& GateIndex() {
+  static const auto* index = [] {
+    auto* m = new std::unordered_map<std::string_view, GateEntry>();
+    for (const FeatureGateSpec& g : kGates) {
+      GateEntry& e = (*m)[g.name];
+      if (e.spec == nullptr) e.spec = &g;  // the first of a name, as a linear search finds it
+    }
+    for (const GateDependency& d : kFeatureDependencies) {
+      GateEntry& e = (*m)[d.gate];
+      if (!e.has_dependencies) {  // the first entry of a gate, as a linear search finds it
+        e.depends_on = d.depends_on;
+        e.has_dependencies = true;
+      }
+    }
+    return m;
+  }();
+  return *index;
+}
+
+}  // namespace
+
 const FeatureGateSpec* FindFeatureGate(std::string_view name) {
-  for (const FeatureGateSpec& g : kGates) {
-    if (g.name == name) return &g;
-  }
-  return nullptr;
+  const auto& index = GateIndex();
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second.spec;
 }
 
 std::span<const std::string_view> FeatureGateDependencies(std::string_view gate) {
-  for (const GateDependency& d : kFeatureDependencies) {
-    if (d.gate == gate) return d.depends_on;
-  }
-  return {};
+  const auto& index = GateIndex();
+  auto it = index.find(gate);
+  return it == index.end() ? std::span<const std::string_view>() : it->second.depends_on;
 }
 
 const char* GateStageName(GateStage stage) {

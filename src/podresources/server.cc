@@ -11,16 +11,17 @@
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
-#include "grpcpp/support/method_handler.h"
+#include "grpcpp/impl/codegen/server_callback_handlers.h"
+#include "grpcpp/server_context.h"
 
 namespace podtopo::podresources {
 
 // What the server's gRPC transport may hold in memory, all connections together.
 constexpr size_t kMemoryQuotaBytes = size_t{64} << 20;
 
-// v1 is registered by hand (same method names as the generated service) so that List, still a
-// plain synchronous method, can answer with the pre-encoded bytes: its response type is
-// EncodedList, whose SerializationTraits hand gRPC the ByteBuffer ListWire built.
+// v1 is registered by hand (same method names as the generated service) so that List can
+// answer with the pre-encoded bytes: its response type is EncodedList, whose
+// SerializationTraits hand gRPC the ByteBuffer ListWire built.
 struct EncodedList {
   grpc::ByteBuffer bytes;
 };
@@ -43,52 +44,77 @@ class grpc::SerializationTraits<podtopo::podresources::EncodedList, void> {
 
 namespace podtopo::podresources {
 
-class PodResourcesServer::V1Service final : public grpc::Service {
- public:
-  explicit V1Service(PodResourcesServer* s) : s_(s) {
-    using grpc::internal::RpcMethod;
-    using grpc::internal::RpcMethodHandler;
-    using grpc::internal::RpcServiceMethod;
-    using Lite = google::protobuf::MessageLite;
-    AddMethod(new RpcServiceMethod(
-        "/v1.PodResourcesLister/List", RpcMethod::NORMAL_RPC,
-        new RpcMethodHandler<V1Service, v1::ListPodResourcesRequest, EncodedList, Lite,
-                             EncodedList>(
-            [](V1Service* svc, grpc::ServerContext*, const v1::ListPodResourcesRequest*,
-               EncodedList* resp) { return svc->s_->ListWire(grpc::ByteBuffer(), &resp->bytes); },
-            this)));
-    AddMethod(new RpcServiceMethod(
-        "/v1.PodResourcesLister/GetAllocatableResources", RpcMethod::NORMAL_RPC,
-        new RpcMethodHandler<V1Service, v1::AllocatableResourcesRequest,
-                             v1::AllocatableResourcesResponse, Lite, Lite>(
-            [](V1Service* svc, grpc::ServerContext*, const v1::AllocatableResourcesRequest* req,
-               v1::AllocatableResourcesResponse* resp) {
-              return svc->s_->GetAllocatableResources(*req, resp);
-            },
-            this)));
-    AddMethod(new RpcServiceMethod(
-        "/v1.PodResourcesLister/Get", RpcMethod::NORMAL_RPC,
-        new RpcMethodHandler<V1Service, v1::GetPodResourcesRequest, v1::GetPodResourcesResponse,
-                             Lite, Lite>(
-            [](V1Service* svc, grpc::ServerContext*, const v1::GetPodResourcesRequest* req,
-               v1::GetPodResourcesResponse* resp) { return svc->s_->Get(*req, resp); },
-            this)));
+namespace {
+
+// Every method is served with gRPC's callback API: the answer is computed at once (from the
+// published state, under a mutex) and handed to gRPC, and no thread waits for it to be
+// written. With the synchronous API each call held one of the server's threads until its
+// answer had been written, so a client that sends requests and never reads pinned a thread and
+// its stack per stream (22,505 threads for 32 x 1,000 such streams; docs/reliability.md).
+//
+// The request arrives as bytes and is decoded here as gRPC's synchronous API decodes it: a
+// request that does not decode is INTERNAL, as in the kubelet's grpc-go ("error unmarshalling
+// request"), where the callback API's own decoding would answer UNIMPLEMENTED. It fails
+// before the handler, so it takes no token of the rate limit (grpc-go decodes before the
+// interceptor).
+template <typename Request, typename Response, typename Fn>
+grpc::internal::MethodHandler* UnaryHandler(Fn fn) {
+  return new grpc::internal::CallbackUnaryHandler<grpc::ByteBuffer, Response>(
+      [fn](grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* bytes, Response* resp) {
+        grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+        grpc::ByteBuffer buffer(*bytes);  // shares the slices; Deserialize consumes it
+        Request request;
+        grpc::Status st = grpc::SerializationTraits<Request>::Deserialize(&buffer, &request);
+        reactor->Finish(st.ok() ? fn(request, resp) : st);
+        return reactor;
+      });
+}
+
+// A service whose methods are registered by name, each a callback-API unary handler.
+class CallbackMethods : public grpc::Service {
+ protected:
+  void Add(const char* name, grpc::internal::MethodHandler* handler) {
+    AddMethod(new grpc::internal::RpcServiceMethod(name, grpc::internal::RpcMethod::NORMAL_RPC,
+                                                   nullptr));
+    MarkMethodCallback(methods_added_++, handler);
   }
 
  private:
-  PodResourcesServer* s_;
+  int methods_added_ = 0;
 };
 
-class PodResourcesServer::V1alpha1Service final : public v1alpha1::PodResourcesLister::Service {
- public:
-  explicit V1alpha1Service(PodResourcesServer* s) : s_(s) {}
-  grpc::Status List(grpc::ServerContext*, const v1alpha1::ListPodResourcesRequest* req,
-                    v1alpha1::ListPodResourcesResponse* resp) override {
-    return s_->ListV1alpha1(*req, resp);
-  }
+}  // namespace
 
- private:
-  PodResourcesServer* s_;
+class PodResourcesServer::V1Service final : public CallbackMethods {
+ public:
+  explicit V1Service(PodResourcesServer* s) {
+    Add("/v1.PodResourcesLister/List",
+        UnaryHandler<v1::ListPodResourcesRequest, EncodedList>(
+            [s](const v1::ListPodResourcesRequest&, EncodedList* resp) {
+              return s->ListWire(grpc::ByteBuffer(), &resp->bytes);
+            }));
+    Add("/v1.PodResourcesLister/GetAllocatableResources",
+        UnaryHandler<v1::AllocatableResourcesRequest, v1::AllocatableResourcesResponse>(
+            [s](const v1::AllocatableResourcesRequest& req,
+                v1::AllocatableResourcesResponse* resp) {
+              return s->GetAllocatableResources(req, resp);
+            }));
+    Add("/v1.PodResourcesLister/Get",
+        UnaryHandler<v1::GetPodResourcesRequest, v1::GetPodResourcesResponse>(
+            [s](const v1::GetPodResourcesRequest& req, v1::GetPodResourcesResponse* resp) {
+              return s->Get(req, resp);
+            }));
+  }
+};
+
+class PodResourcesServer::V1alpha1Service final : public CallbackMethods {
+ public:
+  explicit V1alpha1Service(PodResourcesServer* s) {
+    Add("/v1alpha1.PodResourcesLister/List",
+        UnaryHandler<v1alpha1::ListPodResourcesRequest, v1alpha1::ListPodResourcesResponse>(
+            [s](const v1alpha1::ListPodResourcesRequest& req,
+                v1alpha1::ListPodResourcesResponse* resp) { return s->ListV1alpha1(req, resp); }));
+  }
 };
 
 PodResourcesServer::PodResourcesServer(Options options)

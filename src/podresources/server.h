@@ -13,6 +13,9 @@
 //    the same text with code Unknown).
 //  * The socket's parent directory is created (0750), a stale socket removed, and the socket
 //    created with mode 0600.
+//  * Methods are served with gRPC's callback API (no thread waits for a client that does not
+//    read its answers), and the transport's buffers share a 64 MiB gRPC memory quota
+//    (docs/reliability.md, "The gRPC surface").
 //
 // Example:
 //   PodResourcesServer server({.qps = 100, .burst = 10});

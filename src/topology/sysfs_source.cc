@@ -113,18 +113,19 @@ absl::StatusOr<std::string> FakeSysfs::ReadFile(const std::string& rel) const {
 
 absl::StatusOr<std::vector<std::string>> FakeSysfs::ListDir(const std::string& rel) const {
   std::set<std::string> names;
-  bool exists = false;
-  auto add_child = [&](const std::string& path) {
-    if (!HasDirPrefix(path, rel)) return;
-    exists = true;
-    std::string rest = path.substr(rel.size() + 1);
-    names.insert(rest.substr(0, rest.find('/')));
+  bool exists = dirs_.contains(rel);
+  // The paths under rel are the keys from "rel/" up to the first that does not start so.
+  const std::string prefix = rel + "/";
+  auto add_children = [&](const auto& sorted, auto key) {
+    for (auto it = sorted.lower_bound(prefix);
+         it != sorted.end() && key(*it).compare(0, prefix.size(), prefix) == 0; ++it) {
+      exists = true;
+      std::string_view rest = std::string_view(key(*it)).substr(prefix.size());
+      names.emplace(rest.substr(0, rest.find('/')));
+    }
   };
-  for (const auto& [path, _] : files_) add_child(path);
-  for (const auto& d : dirs_) {
-    if (d == rel) exists = true;
-    add_child(d);
-  }
+  add_children(files_, [](const auto& kv) -> const std::string& { return kv.first; });
+  add_children(dirs_, [](const std::string& d) -> const std::string& { return d; });
   if (!exists) return absl::NotFoundError("not found");
   return std::vector<std::string>(names.begin(), names.end());
 }

@@ -18,6 +18,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,7 @@ class FakeSysfs : public SysfsSource {
   explicit FakeSysfs(std::string name = "sysfs:fake") : name_(std::move(name)) {}
 
   void Set(const std::string& rel, std::string contents) { files_[rel] = std::move(contents); }
-  void AddDir(const std::string& rel) { dirs_.push_back(rel); }
+  void AddDir(const std::string& rel) { dirs_.insert(rel); }
   // Removes a file, or every file under a directory.
   void Remove(const std::string& rel);
 
@@ -62,8 +63,10 @@ class FakeSysfs : public SysfsSource {
 
  private:
   std::string name_;
+  // Both sorted, so that a directory's entries are one range of keys (ListDir and a missing
+  // ReadFile look at that range only, not at the whole tree).
   std::map<std::string, std::string> files_;
-  std::vector<std::string> dirs_;
+  std::set<std::string> dirs_;
 };
 
 }  // namespace podtopo
