@@ -1,5 +1,6 @@
 #include "runtime/cri_runtime.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <future>
 #include <vector>
@@ -235,7 +236,9 @@ absl::Status CriRuntime::RunPodSteps(const serve::AdmittedPod& pod, const CpuSet
   std::string sandbox_id;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    sandbox_id = records_[p.uid].sandbox_id;
+    const PodRecord& r = records_[p.uid];
+    sandbox_id = r.sandbox_id;
+    sandbox.mutable_metadata()->set_attempt(r.next_sandbox_attempt);
   }
   if (sandbox_id.empty()) {
     // The pod cgroup's CFS quota (the kubelet writes it on the pod cgroup it creates).
@@ -251,7 +254,9 @@ absl::Status CriRuntime::RunPodSteps(const serve::AdmittedPod& pod, const CpuSet
     if (!id.ok()) return id.status();
     sandbox_id = *id;
     std::lock_guard<std::mutex> lock(mu_);
-    records_[p.uid].sandbox_id = sandbox_id;
+    PodRecord& r = records_[p.uid];
+    r.sandbox_id = sandbox_id;
+    r.next_sandbox_attempt = std::max(r.next_sandbox_attempt, sandbox.metadata().attempt() + 1);
   }
 
   for (const Container* c : StartOrder(p)) {
@@ -321,6 +326,10 @@ absl::Status CriRuntime::StartContainerOf(const serve::AdmittedPod& pod, const C
   CpuSet cpus = DesiredCpus(*a, default_cpus);
   criv1::LinuxContainerResources res = ContainerResources(
       c, *a, pod.allocation, cpus, options_.disable_cpu_quota_with_exclusive_cpus);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    attempt = std::max(attempt, records_[pod.pod.uid].next_container_attempt[c.name]);
+  }
   std::error_code ec;
   fs::create_directories(fmt::format("{}/{}", PodLogDir(pod.pod), c.name), ec);
   auto id = client_->CreateContainer(sandbox_id, ContainerConfig(pod.pod, c, attempt, res, options_.cgroup_root), sandbox);
@@ -330,7 +339,10 @@ absl::Status CriRuntime::StartContainerOf(const serve::AdmittedPod& pod, const C
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ContainerRecord& r = records_[pod.pod.uid].containers[c.name];
+    PodRecord& pr = records_[pod.pod.uid];
+    uint32_t& next = pr.next_container_attempt[c.name];
+    next = std::max(next, attempt + 1);
+    ContainerRecord& r = pr.containers[c.name];
     r.id = *id;
     r.kind = c.kind;
     r.attempt = attempt;
@@ -474,6 +486,24 @@ absl::Status CriRuntime::Sync(const serve::NodeSnapshot& snap) {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = records_.begin(); it != records_.end();) {
       it = admitted.count(it->first) ? std::next(it) : records_.erase(it);
+    }
+    // Every sandbox and container the runtime lists for an admitted pod, kept or being
+    // removed, holds its attempt number: the pod's next sandbox (container of that name)
+    // takes a higher one.
+    for (const criv1::PodSandbox& sb : sandboxes->items()) {
+      auto label = sb.labels().find(kLabelPodUid);
+      if (label == sb.labels().end() || !admitted.count(label->second)) continue;
+      PodRecord& r = records_[label->second];
+      r.next_sandbox_attempt = std::max(r.next_sandbox_attempt, sb.metadata().attempt() + 1);
+    }
+    for (const criv1::Container& c : containers->containers()) {
+      auto uid = c.labels().find(kLabelPodUid);
+      auto name = c.labels().find(kLabelContainerName);
+      if (uid == c.labels().end() || name == c.labels().end() || !admitted.count(uid->second)) {
+        continue;
+      }
+      uint32_t& next = records_[uid->second].next_container_attempt[name->second];
+      next = std::max(next, c.metadata().attempt() + 1);
     }
     for (const auto& [uid, sb] : chosen) {
       PodRecord& r = records_[uid];

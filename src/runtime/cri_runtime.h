@@ -100,6 +100,14 @@ class CriRuntime : public serve::RuntimeHooks {
   struct PodRecord {
     std::string uid, namespace_name, name;
     std::string sandbox_id;
+    // The attempt number of the pod's next sandbox: one more than the newest the runtime
+    // lists or podtopo created (the kubelet's podSandboxChanged). A sandbox that cannot be
+    // removed keeps its name (NAME_NAMESPACE_UID_ATTEMPT) reserved in containerd, so a new one
+    // of the same attempt would be refused for ever.
+    uint32_t next_sandbox_attempt = 0;
+    // The same for each container name: containerd reserves NAME_POD_NAMESPACE_UID_ATTEMPT
+    // across the pod's sandboxes (the kubelet's next attempt is the newest status's + 1).
+    std::map<std::string, uint32_t> next_container_attempt;
     bool running = false;
     std::string error;
     std::map<std::string, ContainerRecord> containers;

@@ -232,6 +232,47 @@ TEST_F(CriRuntimeTest, RestartAdoptsAndRemovesOrphans) {
   EXPECT_EQ(fake_->sandboxes.size(), 1u);
 }
 
+// The --cri kill loss (docs/reliability.md): a SIGKILL inside StartContainer left a task in the
+// pod's sandbox, so containerd refuses to remove it and keeps its name, and its container's,
+// reserved. After the restart the pod's new sandbox and container take the next attempt
+// numbers, as the kubelet's do (kuberuntime podSandboxChanged: the newest sandbox's attempt
+// + 1; a container's: its newest status's + 1), and the pod runs again.
+TEST_F(CriRuntimeTest, SandboxThatCannotBeRemovedDoesNotBlockTheNewOne) {
+  ASSERT_TRUE(Start(*hooks_).ok());
+  auto p = MakePod("p", "busybox", {{"c", ContainerKind::kApp, "node_shared", "0-3"}});
+  Admit(p);
+  ASSERT_TRUE(hooks_->IsRunning(p.pod.uid));
+  hooks_->Shutdown();
+  hooks_.reset();
+  std::string stuck;
+  {
+    std::lock_guard<std::mutex> l(fake_->mu);
+    ASSERT_EQ(fake_->sandboxes.size(), 1u);
+    stuck = fake_->sandboxes.begin()->first;
+    fake_->sandboxes.begin()->second.set_state(::runtime::v1::SANDBOX_NOTREADY);
+    fake_->unremovable.insert(stuck);
+  }
+  hooks_ = NewHooks();
+  ASSERT_TRUE(Start(*hooks_).ok());
+  hooks_->ReconcileOnce();
+  EXPECT_TRUE(hooks_->IsRunning(p.pod.uid));
+  std::lock_guard<std::mutex> l(fake_->mu);
+  EXPECT_EQ(fake_->sandboxes_created, 2);
+  ASSERT_EQ(fake_->sandboxes.size(), 2u) << "the stuck sandbox stays, and one new";
+  for (const auto& [id, sb] : fake_->sandboxes) {
+    if (id == stuck) continue;
+    EXPECT_EQ(sb.state(), ::runtime::v1::SANDBOX_READY);
+    EXPECT_EQ(sb.metadata().attempt(), 1u);
+  }
+  int live = 0;
+  for (const auto& [id, c] : fake_->containers) {
+    if (c.c.pod_sandbox_id() == stuck) continue;
+    ++live;
+    EXPECT_EQ(c.c.metadata().attempt(), 1u) << "the stuck sandbox's container keeps attempt 0";
+  }
+  EXPECT_EQ(live, 1);
+}
+
 TEST_F(CriRuntimeTest, RuntimeOutageKeepsStateAndCatchesUp) {
   ASSERT_TRUE(Start(*hooks_).ok());
   auto p = MakePod("p", "busybox", {{"c", ContainerKind::kApp, "node_shared", "0-3"}});

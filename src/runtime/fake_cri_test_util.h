@@ -46,6 +46,9 @@ class FakeCri final : public v1::RuntimeService::Service, public v1::ImageServic
   std::set<std::string> images = {"busybox"};
   int updates = 0;
   int sandboxes_created = 0;
+  // Sandboxes whose removal fails as containerd's does when a task was left running in them
+  // (containerd#11037: a StartContainer cancelled half-way).
+  std::set<std::string> unremovable;
 
   std::mutex mu;
   std::map<std::string, v1::PodSandbox> sandboxes;
@@ -86,6 +89,18 @@ class FakeCri final : public v1::RuntimeService::Service, public v1::ImageServic
   grpc::Status RunPodSandbox(grpc::ServerContext*, const v1::RunPodSandboxRequest* q,
                              v1::RunPodSandboxResponse* r) override {
     std::lock_guard<std::mutex> l(mu);
+    // containerd reserves NAME_NAMESPACE_UID_ATTEMPT for as long as the sandbox exists.
+    const v1::PodSandboxMetadata& m = q->config().metadata();
+    for (const auto& [other, sb] : sandboxes) {
+      const v1::PodSandboxMetadata& o = sb.metadata();
+      if (o.name() == m.name() && o.namespace_() == m.namespace_() && o.uid() == m.uid() &&
+          o.attempt() == m.attempt()) {
+        return grpc::Status(grpc::StatusCode::UNKNOWN,
+                            fmt::format("failed to reserve sandbox name \"{}_{}_{}_{}\": name is "
+                                        "reserved for \"{}\"",
+                                        m.name(), m.namespace_(), m.uid(), m.attempt(), other));
+      }
+    }
     std::string id = fmt::format("sb{}", ++next_);
     v1::PodSandbox& s = sandboxes[id];
     s.set_id(id);
@@ -112,6 +127,10 @@ class FakeCri final : public v1::RuntimeService::Service, public v1::ImageServic
   grpc::Status RemovePodSandbox(grpc::ServerContext*, const v1::RemovePodSandboxRequest* q,
                                 v1::RemovePodSandboxResponse*) override {
     std::lock_guard<std::mutex> l(mu);
+    if (unremovable.count(q->pod_sandbox_id())) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "failed to delete containers in sandbox: cannot delete running task");
+    }
     sandboxes.erase(q->pod_sandbox_id());
     for (auto it = containers.begin(); it != containers.end();) {
       if (it->second.c.pod_sandbox_id() == q->pod_sandbox_id()) {
@@ -144,6 +163,19 @@ class FakeCri final : public v1::RuntimeService::Service, public v1::ImageServic
     std::lock_guard<std::mutex> l(mu);
     if (!sandboxes.count(q->pod_sandbox_id())) {
       return grpc::Status(grpc::StatusCode::NOT_FOUND, "no sandbox");
+    }
+    // containerd reserves NAME_POD_NAMESPACE_UID_ATTEMPT, across the pod's sandboxes.
+    const std::string& uid = q->config().labels().at("io.kubernetes.pod.uid");
+    for (const auto& [other, oc] : containers) {
+      if (oc.c.labels().at("io.kubernetes.pod.uid") == uid &&
+          oc.c.metadata().name() == q->config().metadata().name() &&
+          oc.c.metadata().attempt() == q->config().metadata().attempt()) {
+        return grpc::Status(grpc::StatusCode::UNKNOWN,
+                            fmt::format("failed to reserve container name \"{}_{}_{}\": name is "
+                                        "reserved for \"{}\"",
+                                        q->config().metadata().name(), uid,
+                                        q->config().metadata().attempt(), other));
+      }
     }
     std::string id = fmt::format("c{}", ++next_);
     C& c = containers[id];
