@@ -423,6 +423,20 @@ absl::StatusOr<ManifestStream> ParseYaml(std::string_view text, const std::strin
   }
 }
 
+// The root of a List read without its items (the parallel paths): its `items`, an empty
+// list; null when `items` is missing, written twice (one pass says what that means) or not
+// an empty list.
+ManifestNode* EmptyItems(ManifestNode& root) {
+  ManifestNode* items = nullptr;
+  for (auto& [key, value] : root.entries) {
+    if (key != "items") continue;
+    if (items != nullptr) return nullptr;
+    items = &value;
+  }
+  if (items == nullptr || !items->IsList() || !items->items.empty()) return nullptr;
+  return items;
+}
+
 // kubectl's List as `-o yaml` writes it: a root map whose `items:` key, at column 0, holds a
 // block sequence written at column 0, one item per line starting with `-`. Where the items
 // are; nullopt for any other text, and for text with anything that could tie one item to
@@ -493,13 +507,8 @@ std::optional<ManifestStream> ParseYamlListInParallel(const std::string& text,
   absl::StatusOr<ManifestStream> root_stream = ParseYaml(rest, source);
   if (!root_stream.ok() || root_stream->documents.size() != 1) return std::nullopt;
   ManifestNode& root = root_stream->documents[0].root;
-  ManifestNode* items = nullptr;
-  for (auto& [key, value] : root.entries) {
-    if (key != "items") continue;
-    if (items != nullptr) return std::nullopt;  // written twice: one pass says what it means
-    items = &value;
-  }
-  if (items == nullptr || !items->IsList() || !items->items.empty()) return std::nullopt;
+  ManifestNode* items = EmptyItems(root);
+  if (items == nullptr) return std::nullopt;
   const size_t count = spans->item_begins.size();
   const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
   std::vector<std::optional<ManifestStream>> parts(threads);
@@ -745,13 +754,8 @@ std::optional<ManifestStream> ParseJsonListInParallel(const std::string& text) {
   ManifestNode& root = stream.documents[0].root;
   JsonSax root_sax(&root);
   if (!nlohmann::json::sax_parse(rest, &root_sax)) return std::nullopt;
-  ManifestNode* items = nullptr;
-  for (auto& [key, value] : root.entries) {
-    if (key != "items") continue;
-    if (items != nullptr) return std::nullopt;  // written twice: one pass says what it means
-    items = &value;
-  }
-  if (items == nullptr || !items->IsList() || !items->items.empty()) return std::nullopt;
+  ManifestNode* items = EmptyItems(root);
+  if (items == nullptr) return std::nullopt;
   const size_t count = spans->elements.size();
   items->items.resize(count);
   const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);

@@ -172,20 +172,47 @@ namespace {
 constexpr ManifestParseOptions kOnePass{.parallel_json_bytes = SIZE_MAX};
 constexpr ManifestParseOptions kParallel{.parallel_json_bytes = 0};
 
-// The parallel List path gives the tree of one pass, or fails where one pass fails.
-void ExpectSameAsOnePass(const std::string& text) {
-  absl::StatusOr<ManifestStream> one = ParseManifestText(text, "l.json", kOnePass);
-  absl::StatusOr<ManifestStream> many = ParseManifestText(text, "l.json", kParallel);
+// Inside a property: `text` read with `one` and with `many` gives the same trees, or the same
+// error.
+void RcAssertSameTree(const std::string& text, const std::string& name,
+                      const ManifestParseOptions& one_options,
+                      const ManifestParseOptions& many_options) {
+  absl::StatusOr<ManifestStream> one = ParseManifestText(text, name, one_options);
+  absl::StatusOr<ManifestStream> many = ParseManifestText(text, name, many_options);
+  RC_ASSERT(one.ok() == many.ok());
+  if (one.ok()) {
+    RC_ASSERT(one->documents.size() == many->documents.size());
+    for (size_t d = 0; d < one->documents.size(); ++d) {
+      RC_ASSERT(Dump(one->documents[d].root) == Dump(many->documents[d].root));
+    }
+  } else {
+    RC_ASSERT(one.status() == many.status());
+  }
+}
+
+
+// `text` read with `one` and with `many` gives the same trees, or the same error.
+void ExpectSameTree(const std::string& text, const std::string& name,
+                    const ManifestParseOptions& one_options,
+                    const ManifestParseOptions& many_options) {
+  absl::StatusOr<ManifestStream> one = ParseManifestText(text, name, one_options);
+  absl::StatusOr<ManifestStream> many = ParseManifestText(text, name, many_options);
   ASSERT_EQ(one.ok(), many.ok()) << text;
   if (!one.ok()) {
     EXPECT_EQ(one.status(), many.status()) << text;
     return;
   }
-  ASSERT_EQ(one->documents.size(), many->documents.size());
+  ASSERT_EQ(one->documents.size(), many->documents.size()) << text;
   EXPECT_EQ(one->json, many->json);
   for (size_t d = 0; d < one->documents.size(); ++d) {
     EXPECT_EQ(Dump(one->documents[d].root), Dump(many->documents[d].root)) << text;
+    EXPECT_EQ(one->documents[d].helm_source, many->documents[d].helm_source);
   }
+}
+
+// The parallel List path gives the tree of one pass, or fails where one pass fails.
+void ExpectSameAsOnePass(const std::string& text) {
+  ExpectSameTree(text, "l.json", kOnePass, kParallel);
 }
 
 TEST(ManifestTreeParallelJson, ListsGiveTheTreeOfOnePass) {
@@ -247,17 +274,7 @@ RC_GTEST_PROP(ManifestTreeParallelJson, RandomListsGiveTheTreeOfOnePass, ()) {
   if (*rc::gen::arbitrary<bool>() && !text.empty()) {
     text[*rc::gen::inRange<size_t>(0, text.size())] = *rc::gen::elementOf(kChars);
   }
-  absl::StatusOr<ManifestStream> one = ParseManifestText(text, "l.json", kOnePass);
-  absl::StatusOr<ManifestStream> many = ParseManifestText(text, "l.json", kParallel);
-  RC_ASSERT(one.ok() == many.ok());
-  if (one.ok()) {
-    RC_ASSERT(one->documents.size() == many->documents.size());
-    for (size_t d = 0; d < one->documents.size(); ++d) {
-      RC_ASSERT(Dump(one->documents[d].root) == Dump(many->documents[d].root));
-    }
-  } else {
-    RC_ASSERT(one.status() == many.status());
-  }
+  RcAssertSameTree(text, "l.json", kOnePass, kParallel);
 }
 
 }  // namespace
@@ -271,18 +288,7 @@ constexpr ManifestParseOptions kParallelYaml{.parallel_yaml_bytes = 0};
 
 // The parallel YAML List path gives the tree of one pass, or fails where one pass fails.
 void ExpectYamlSameAsOnePass(const std::string& text) {
-  absl::StatusOr<ManifestStream> one = ParseManifestText(text, "l.yaml", kOnePassYaml);
-  absl::StatusOr<ManifestStream> many = ParseManifestText(text, "l.yaml", kParallelYaml);
-  ASSERT_EQ(one.ok(), many.ok()) << text;
-  if (!one.ok()) {
-    EXPECT_EQ(one.status(), many.status()) << text;
-    return;
-  }
-  ASSERT_EQ(one->documents.size(), many->documents.size()) << text;
-  for (size_t d = 0; d < one->documents.size(); ++d) {
-    EXPECT_EQ(Dump(one->documents[d].root), Dump(many->documents[d].root)) << text;
-    EXPECT_EQ(one->documents[d].helm_source, many->documents[d].helm_source);
-  }
+  ExpectSameTree(text, "l.yaml", kOnePassYaml, kParallelYaml);
 }
 
 TEST(ManifestTreeParallelYaml, KubectlListsGiveTheTreeOfOnePass) {
@@ -396,17 +402,7 @@ RC_GTEST_PROP(ManifestTreeParallelYaml, RandomListsGiveTheTreeOfOnePass, ()) {
       text.insert(at, *rc::gen::element<std::string>("\n- ", "\n", "\n-", "\nk: v\n- "));
     }
   }
-  absl::StatusOr<ManifestStream> one = ParseManifestText(text, "l.yaml", kOnePassYaml);
-  absl::StatusOr<ManifestStream> many = ParseManifestText(text, "l.yaml", kParallelYaml);
-  RC_ASSERT(one.ok() == many.ok());
-  if (one.ok()) {
-    RC_ASSERT(one->documents.size() == many->documents.size());
-    for (size_t d = 0; d < one->documents.size(); ++d) {
-      RC_ASSERT(Dump(one->documents[d].root) == Dump(many->documents[d].root));
-    }
-  } else {
-    RC_ASSERT(one.status() == many.status());
-  }
+  RcAssertSameTree(text, "l.yaml", kOnePassYaml, kParallelYaml);
 }
 
 }  // namespace
