@@ -251,7 +251,18 @@ absl::Status CriRuntime::RunPodSteps(const serve::AdmittedPod& pod, const CpuSet
     }
     fs::create_directories(PodLogDir(p), ec);
     auto id = client_->RunPodSandbox(sandbox);
-    if (!id.ok()) return id.status();
+    if (!id.ok()) {
+      // containerd keeps a sandbox name reserved by a RunPodSandbox whose caller went away
+      // (podtopo killed inside it), and no listing shows that sandbox: the retry takes the
+      // next attempt. Should the reserved one still turn up ready, the next pass keeps the
+      // newer sandbox only.
+      if (id.status().message().find("failed to reserve sandbox name") != std::string_view::npos) {
+        std::lock_guard<std::mutex> lock(mu_);
+        PodRecord& r = records_[p.uid];
+        r.next_sandbox_attempt = std::max(r.next_sandbox_attempt, sandbox.metadata().attempt() + 1);
+      }
+      return id.status();
+    }
     sandbox_id = *id;
     std::lock_guard<std::mutex> lock(mu_);
     PodRecord& r = records_[p.uid];

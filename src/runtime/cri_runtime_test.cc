@@ -273,6 +273,25 @@ TEST_F(CriRuntimeTest, SandboxThatCannotBeRemovedDoesNotBlockTheNewOne) {
   EXPECT_EQ(live, 1);
 }
 
+// A RunPodSandbox cut short by a kill leaves its name reserved in containerd with no sandbox
+// listed (seen in `kill_test.py --cri`): the retry takes the next attempt.
+TEST_F(CriRuntimeTest, SandboxNameHeldByAnAbandonedCallIsNotRetriedForEver) {
+  ASSERT_TRUE(Start(*hooks_).ok());
+  auto p = MakePod("p", "busybox", {{"c", ContainerKind::kApp, "node_shared", "0-3"}});
+  {
+    std::lock_guard<std::mutex> l(fake_->mu);
+    fake_->reserved_names.insert("p_default_uid-p_0");
+  }
+  Admit(p);
+  EXPECT_FALSE(hooks_->IsRunning(p.pod.uid));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the retry's back-off
+  hooks_->ReconcileOnce();
+  EXPECT_TRUE(hooks_->IsRunning(p.pod.uid));
+  std::lock_guard<std::mutex> l(fake_->mu);
+  ASSERT_EQ(fake_->sandboxes.size(), 1u);
+  EXPECT_EQ(fake_->sandboxes.begin()->second.metadata().attempt(), 1u);
+}
+
 TEST_F(CriRuntimeTest, RuntimeOutageKeepsStateAndCatchesUp) {
   ASSERT_TRUE(Start(*hooks_).ok());
   auto p = MakePod("p", "busybox", {{"c", ContainerKind::kApp, "node_shared", "0-3"}});

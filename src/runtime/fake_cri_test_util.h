@@ -49,6 +49,9 @@ class FakeCri final : public v1::RuntimeService::Service, public v1::ImageServic
   // Sandboxes whose removal fails as containerd's does when a task was left running in them
   // (containerd#11037: a StartContainer cancelled half-way).
   std::set<std::string> unremovable;
+  // Sandbox names (NAME_NAMESPACE_UID_ATTEMPT) containerd holds for a RunPodSandbox whose
+  // caller went away, with no sandbox listed.
+  std::set<std::string> reserved_names;
 
   std::mutex mu;
   std::map<std::string, v1::PodSandbox> sandboxes;
@@ -91,6 +94,12 @@ class FakeCri final : public v1::RuntimeService::Service, public v1::ImageServic
     std::lock_guard<std::mutex> l(mu);
     // containerd reserves NAME_NAMESPACE_UID_ATTEMPT for as long as the sandbox exists.
     const v1::PodSandboxMetadata& m = q->config().metadata();
+    if (std::string name = fmt::format("{}_{}_{}_{}", m.name(), m.namespace_(), m.uid(), m.attempt());
+        reserved_names.count(name)) {
+      return grpc::Status(grpc::StatusCode::UNKNOWN,
+                          fmt::format("failed to reserve sandbox name \"{}\": name \"{}\" is "
+                                      "reserved for \"abandoned\"", name, name));
+    }
     for (const auto& [other, sb] : sandboxes) {
       const v1::PodSandboxMetadata& o = sb.metadata();
       if (o.name() == m.name() && o.namespace_() == m.namespace_() && o.uid() == m.uid() &&

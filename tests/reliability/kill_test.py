@@ -44,8 +44,17 @@ from serve_e2e import Failure, check  # noqa: E402
 class PodSpec:
     """One manifest of the pool and what the API must report for it."""
 
-    def __init__(self, name, kind, cpu, version=0, label=0):
+    def __init__(self, name, kind, cpu, version=0, label=0, sizes=(2, 3)):
         self.name, self.kind, self.cpu, self.version, self.label = name, kind, cpu, version, label
+        self.sizes = sizes  # the two CPU sizes a change alternates between
+
+    def resized(self):
+        small, large = self.sizes
+        return PodSpec(self.name, self.kind, small if self.cpu == large else large,
+                       self.version + 1, self.label, self.sizes)
+
+    def relabelled(self):
+        return PodSpec(self.name, self.kind, self.cpu, self.version, self.label + 1, self.sizes)
 
     def yaml(self):
         meta = f"metadata: {{name: {self.name}, labels: {{rev: \"{self.label}\"}}}}\n"
@@ -83,8 +92,10 @@ class PodSpec:
 
 def pool(cri):
     if cri:
-        # --node local on a small machine: only shared-pool pods fit everywhere.
-        return [PodSpec(f"p{i}", "burstable", 1) for i in range(4)]
+        # --node local on a small machine: only shared-pool pods fit everywhere, and all four
+        # at their larger size (200m) must fit the 1,000m a 2-CPU machine leaves (at 300m, as
+        # before, four did not: the daemon rightly refused the last one, OutOfcpu).
+        return [PodSpec(f"p{i}", "burstable", 1, sizes=(1, 2)) for i in range(4)]
     kinds = ["pod-level", "guaranteed", "burstable"]
     return [PodSpec(f"p{i}", kinds[i % 3], 2 + i % 2) for i in range(9)]
 
@@ -200,9 +211,9 @@ class KillTest:
             s = self.present[name]
             # Another resource model (re-admission) or the same one with new labels.
             if self.rng.random() < 0.5:
-                self.write(PodSpec(s.name, s.kind, 2 if s.cpu == 3 else 3, s.version + 1, s.label))
+                self.write(s.resized())
             else:
-                self.write(PodSpec(s.name, s.kind, s.cpu, s.version, s.label + 1))
+                self.write(s.relabelled())
         else:
             self.write(self.present[name])
         self.stats["ops"] += 1
