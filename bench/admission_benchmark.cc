@@ -6,9 +6,11 @@
 // figure is admit + remove. Every benchmark checks the admission's answer first.
 //
 // Goals: <= 20 us on demo and t256, <= 1 ms on gb200, <= 10 ms on numa64; explain on gb200
-// <= 50 ms. Figures (CPU time, RelWithDebInfo -O2, 2-core VM at load 10-12; docs/performance.md
-// has the table and the instruction counts): demo 38-48 us, t256 48-52 us (both goals not met
-// yet), gb200 72-98 us, numa64 180-200 us, explain gb200 0.26-0.30 ms.
+// <= 50 ms. BM_Admit runs untraced, as `podtopo admit` without -o wide; BM_AdmitTraced with
+// the trace explain and -o wide show. Figures (CPU time, RelWithDebInfo -O2, 2-core VM at load
+// 13-14; docs/performance.md has the table and the instruction counts), untraced (traced):
+// demo 27 us (39 us), t256 42 us (46 us) (both goals not met yet), gb200 45 us (70 us),
+// numa64 85 us (110 us), explain gb200 0.31 ms.
 // The kubelet: kubelet-perf.md times no whole admission. On gb200 and numa64 it walks 2^34
 // (2^64) masks per provider and never answers (k/k #135541); on t256 its merge alone walks
 // 192 x 255 x 255 = 12.5 M hint combinations, about 2.4 s at the ~190 ns per combination
@@ -75,19 +77,22 @@ Setup Make(const std::string& preset) {
   return s;
 }
 
-void BM_Admit(benchmark::State& state, const std::string& preset) {
+// `traced`: with the admission trace (`explain`, `admit -o wide`); without it as `podtopo
+// admit` runs otherwise (Node::set_tracing).
+void AdmitAndRemove(benchmark::State& state, const std::string& preset, bool traced) {
   Setup s = Make(preset);
   auto node = Node::Create(s.topology, s.config, {});
   if (!node.ok()) {
     state.SkipWithError(std::string(node.status().message()).c_str());
     return;
   }
+  (*node)->set_tracing(traced);
   // The answer first: admitted, on one NUMA node (the reserved CPU is on NUMA 0).
   {
     auto a = (*node)->Admit(s.pod);
     if (!a.ok() || !a->admitted || !a->topology_hint || !a->topology_hint->affinity ||
         a->topology_hint->affinity->Count() != 1 || a->containers.size() != 3 ||
-        a->containers[0].devices.size() != 1) {
+        a->containers[0].devices.size() != 1 || (a->trace != nullptr) != traced) {
       state.SkipWithError("unexpected admission result");
       return;
     }
@@ -99,6 +104,14 @@ void BM_Admit(benchmark::State& state, const std::string& preset) {
     auto r = (*node)->Remove(s.pod.namespace_name, s.pod.name);
     benchmark::DoNotOptimize(r);
   }
+}
+
+void BM_Admit(benchmark::State& state, const std::string& preset) {
+  AdmitAndRemove(state, preset, false);
+}
+
+void BM_AdmitTraced(benchmark::State& state, const std::string& preset) {
+  AdmitAndRemove(state, preset, true);
 }
 
 void BM_ExplainGb200(benchmark::State& state) {
@@ -123,6 +136,10 @@ BENCHMARK_CAPTURE(BM_Admit, demo, std::string("demo"))->Unit(benchmark::kMicrose
 BENCHMARK_CAPTURE(BM_Admit, t256, std::string("t256"))->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Admit, gb200, std::string("gb200"))->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Admit, numa64, std::string("numa64"))->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_AdmitTraced, demo, std::string("demo"))->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_AdmitTraced, t256, std::string("t256"))->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_AdmitTraced, gb200, std::string("gb200"))->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_AdmitTraced, numa64, std::string("numa64"))->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ExplainGb200)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -40,9 +40,12 @@ ProviderHints FromOptionalMap(const std::optional<std::map<std::string, topology
   return FromMap(*m);
 }
 
-std::vector<MemoryBlockView> Blocks(const std::vector<memorymanager::Block>& blocks) {
+// The memory manager's blocks (null: none) as the result shows them.
+std::vector<MemoryBlockView> Blocks(const std::vector<memorymanager::Block>* blocks) {
   std::vector<MemoryBlockView> out;
-  for (const auto& b : blocks) out.push_back({b.type, b.size, b.numa_affinity});
+  if (blocks == nullptr) return out;
+  out.reserve(blocks->size());
+  for (const auto& b : *blocks) out.push_back({b.type, b.size, b.numa_affinity});
   return out;
 }
 
@@ -94,7 +97,9 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
     return out;
   }
   ResourceList allocatable;
-  // The trace of the admission in progress (null outside Admit).
+  // Whether Admit fills PodAllocation::trace (Node::set_tracing).
+  bool tracing = true;
+  // The trace of the admission in progress (null outside Admit and when not tracing).
   AdmissionTrace* trace = nullptr;
 
   // While one pod is admitted: the managers take its QoS class (computed once by Admit) and
@@ -741,7 +746,7 @@ PodAllocation Node::Impl::View(const Pod& pod, QosClass qos) const {
   if (cpu != nullptr) {
     if (auto bubble = cpu_state.GetPodCpuSet(pod.uid); bubble.has_value()) a.cpus = *bubble;
   }
-  if (memory.has_value()) a.memory = Blocks(memorymanager::GetPodMemory(memory_state, pod.uid));
+  if (memory.has_value()) a.memory = Blocks(memory_state.GetPodMemoryBlocks(pod.uid));
   CpuSet shared = cpu != nullptr ? cpu_state.GetDefaultCpuSet() : topology.cpus.AllCpus();
   auto add = [&](const Container& c) {
     ContainerAllocation ca;
@@ -750,12 +755,12 @@ PodAllocation Node::Impl::View(const Pod& pod, QosClass qos) const {
     if (cpu != nullptr && c.kind != ContainerKind::kEphemeral) {
       ca.cpus = cpu_state.GetCpuSetOrDefault(pod.uid, c.name);
       ca.assignment =
-          cpumanager::ContainerAssignmentName(cpu->ClassifyContainer(cpu_state, pod, c));
+          cpumanager::ContainerAssignmentName(cpu->ClassifyContainer(cpu_state, pod, qos, c));
     } else {
       ca.cpus = shared;
       ca.assignment = "node_shared";
     }
-    if (memory.has_value()) ca.memory = Blocks(memorymanager::GetMemory(memory_state, pod.uid, c.name));
+    if (memory.has_value()) ca.memory = Blocks(memory_state.GetMemoryBlocks(pod.uid, c.name));
     ca.devices = devices.ContainerDevices(pod.uid, c.name);
     if (c.kind != ContainerKind::kEphemeral) {
       TopologyHint h = tm->GetAffinity(pod.uid, c.name);
@@ -807,9 +812,12 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
   // take this one.
   const QosClass qos = GetPodQos(pod, m.pod_gates);
   Impl::PodScope scope(m, pod, qos);
-  auto trace = std::make_shared<AdmissionTrace>();
-  m.FillTraceHeader(pod, qos, *trace);
-  m.trace = trace.get();
+  std::shared_ptr<AdmissionTrace> trace;
+  if (m.tracing) {
+    trace = std::make_shared<AdmissionTrace>();
+    m.FillTraceHeader(pod, qos, *trace);
+    m.trace = trace.get();
+  }
   PodAllocation rejected;
   rejected.namespace_name = pod.namespace_name;
   rejected.name = pod.name;
@@ -826,7 +834,7 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
   // The merged hint of every step, also for a rejection: the policy's Merge of those hints
   // (one merge per step, in order).
   const std::vector<topologymanager::MergeResult>& merges = m.tm->last_merges();
-  for (size_t i = 0; i < trace->merges.size(); ++i) {
+  for (size_t i = 0; trace != nullptr && i < trace->merges.size(); ++i) {
     MergeStep& step = trace->merges[i];
     if (i < merges.size()) {
       step.result = merges[i];
@@ -920,6 +928,8 @@ const Pod* Node::FindPod(const std::string& namespace_name, const std::string& n
 
 const NodeTopology& Node::topology() const { return impl_->topology; }
 const config::KubeletConfig& Node::config() const { return impl_->config; }
+
+void Node::set_tracing(bool on) { impl_->tracing = on; }
 
 CpuSet Node::DefaultCpuSet() const {
   return impl_->cpu != nullptr ? impl_->cpu_state.GetDefaultCpuSet()

@@ -73,7 +73,8 @@ struct PodAllocation {
   std::vector<MemoryBlockView> memory;  // pod-level memory blocks
   std::vector<ContainerAllocation> containers;
   // What this admission saw and decided (admission/trace.h); set by Admit for a pod it ran
-  // through the pipeline, null for pods reported as already admitted and for AdmittedPods().
+  // through the pipeline, null for pods reported as already admitted, for AdmittedPods() and
+  // when tracing is off (Node::set_tracing).
   // Not part of any existing output (table, json, yaml); `-o wide` and `explain` show it.
   std::shared_ptr<const AdmissionTrace> trace;
 };
@@ -112,6 +113,11 @@ class Node {
   // Admitted pods, in admission order.
   std::vector<PodAllocation> AdmittedPods() const;
   const Pod* FindPod(const std::string& namespace_name, const std::string& name) const;
+
+  // Whether Admit fills PodAllocation::trace (on by default). Off, the admission decides and
+  // allocates the same and the trace stays null: `podtopo admit` turns it off unless `-o wide`
+  // shows it.
+  void set_tracing(bool on);
 
   const NodeTopology& topology() const;
   const config::KubeletConfig& config() const;

@@ -1,6 +1,7 @@
 // AdmissionTrace: what one Node::Admit saw and decided, for `podtopo explain` and `admit -o wide`.
 //
-// Node::Admit fills a trace for every pod it admits or rejects (PodAllocation::trace). Tracing
+// Node::Admit fills a trace for every pod it admits or rejects (PodAllocation::trace) unless
+// tracing is off (Node::set_tracing; `podtopo admit` traces only for `-o wide`). Tracing
 // only observes: the same calls run in the same order, so the decision and every other output
 // are those of an untraced admission. A trace holds:
 //   - the pod, the policies and gates that applied, and the managers' own request sizes

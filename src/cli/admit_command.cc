@@ -47,6 +47,8 @@ void AddAdmitCommands(CLI::App& app, Context& ctx) {
   ac->callback([admit, &ctx] {
     auto node = admit->flags.CreateNode(ctx);
     if (node == nullptr) return;
+    // Only -o wide shows the admissions' traces (the explanation under the table).
+    node->set_tracing(admit->flags.output == "wide");
     std::vector<Pod> pods;
     if (!LoadAllPods(admit->files, node->config(), admit->flags.strict, &pods, ctx)) return;
     std::vector<PodAllocation> results;

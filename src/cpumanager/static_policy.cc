@@ -82,7 +82,42 @@ StaticPolicy::StaticPolicy(const CpuTopology& topology, const StaticPolicyOption
       gates_(gates),
       affinity_(affinity),
       cpu_group_size_(topology.CpusPerCore()),
-      tables_(topology_) {}
+      tables_(topology_),
+      hint_tables_(BuildHintTables(topology_, options_)) {}
+
+StaticPolicy::HintTables StaticPolicy::BuildHintTables(const CpuTopology& topology,
+                                                       const StaticPolicyOptions& options) {
+  HintTables t;
+  for (int numa : topology.NumaNodes()) {
+    // NUMA ids beyond 63 cannot form a mask; the kubelet's walk then yields no hint.
+    if (numa < 0 || numa > 63) {
+      t.unmaskable = true;
+      return t;
+    }
+    t.nodes |= uint64_t{1} << numa;
+    t.numa_cpus.emplace_back(numa, topology.CpusInNuma(numa));
+    t.capacity.weight[static_cast<size_t>(numa)] =
+        static_cast<uint64_t>(t.numa_cpus.back().second.Size());
+  }
+  t.numa_count = static_cast<int>(t.numa_cpus.size());
+  if (options.align_by_socket && topology.num_sockets > 0) {
+    t.numa_per_socket = topology.num_numa_nodes / topology.num_sockets;
+    if (t.numa_per_socket > 0) {
+      std::vector<int> sockets = topology.Sockets();
+      t.node_sockets.assign(64, {});
+      for (const auto& [numa, cpus] : t.numa_cpus) {
+        auto& words = t.node_sockets[static_cast<size_t>(numa)];
+        words.assign((sockets.size() + 63) / 64, 0);
+        for (int socket : topology.SocketsOf(cpus)) {
+          size_t index = static_cast<size_t>(
+              std::lower_bound(sockets.begin(), sockets.end(), socket) - sockets.begin());
+          words[index / 64] |= uint64_t{1} << (index % 64);
+        }
+      }
+    }
+  }
+  return t;
+}
 
 absl::StatusOr<std::unique_ptr<StaticPolicy>> StaticPolicy::Create(
     const CpuTopology& topology, const StaticPolicyConfig& config, const AffinityStore* affinity) {
@@ -717,42 +752,21 @@ topologymanager::HintSet StaticPolicy::CpuHintSet(const CpuSet& available, const
   using topologymanager::MaskFamily;
   using topologymanager::PreferenceRule;
   if (exhaustive_hints_) return GenerateCpuTopologyHints(available, reusable, request);
-  std::vector<int> numa_nodes = topology_.NumaNodes();
-  uint64_t nodes = 0;
-  for (int numa : numa_nodes) {
-    // NUMA ids beyond 63 cannot form a mask; the kubelet's walk then yields no hint.
-    if (numa < 0 || numa > 63) return topologymanager::HintSet();
-    nodes |= uint64_t{1} << numa;
-  }
+  const HintTables& t = hint_tables_;
+  if (t.unmaskable) return topologymanager::HintSet();
+  const uint64_t nodes = t.nodes;
   auto numa_of = [&](int cpu) {
     const CpuInfo* info = topology_.Info(cpu);
     return info == nullptr ? 0 : info->numa;  // an unknown CPU reads as NUMA 0 (Go map)
   };
   // minAffinitySize: the fewest NUMA nodes whose CPUs could hold the request at all.
-  CoverRule capacity;
-  capacity.need = request < 0 ? 0 : static_cast<uint64_t>(request);
-  for (int numa : numa_nodes) {
-    capacity.weight[numa] = static_cast<uint64_t>(topology_.CpusInNumas({numa}).Size());
-  }
+  MaskFamily capacity{nodes, 0, 1, {t.capacity}};
+  capacity.rules[0].need = request < 0 ? 0 : static_cast<uint64_t>(request);
   PreferenceRule preference;
-  preference.count = MaskFamily{nodes, 0, 1, {capacity}}.MinCount().value_or(
-      static_cast<int>(numa_nodes.size()));
-  if (options_.align_by_socket && topology_.num_sockets > 0) {
-    int per_socket = topology_.num_numa_nodes / topology_.num_sockets;
-    if (per_socket > 0) {
-      preference.sockets = (preference.count + per_socket - 1) / per_socket;
-      std::vector<int> sockets = topology_.Sockets();
-      preference.node_sockets.assign(64, {});
-      for (int numa : numa_nodes) {
-        auto& words = preference.node_sockets[numa];
-        words.assign((sockets.size() + 63) / 64, 0);
-        for (int socket : topology_.SocketsOf(topology_.CpusInNumas({numa}))) {
-          size_t index = static_cast<size_t>(
-              std::lower_bound(sockets.begin(), sockets.end(), socket) - sockets.begin());
-          words[index / 64] |= uint64_t{1} << (index % 64);
-        }
-      }
-    }
+  preference.count = capacity.MinCount().value_or(t.numa_count);
+  if (t.numa_per_socket > 0) {  // align-by-socket
+    preference.sockets = (preference.count + t.numa_per_socket - 1) / t.numa_per_socket;
+    preference.node_sockets = t.node_sockets;
   }
   // The mask must hold every reusable CPU and, with them, the request.
   MaskFamily family;
@@ -769,10 +783,14 @@ topologymanager::HintSet StaticPolicy::CpuHintSet(const CpuSet& available, const
   CoverRule free;
   const int64_t missing = int64_t{request} - reusable.Size();
   free.need = missing > 0 ? static_cast<uint64_t>(missing) : 0;
-  available.ForEach([&](int cpu) {
-    int numa = numa_of(cpu);
-    if (numa >= 0 && numa < 64) ++free.weight[numa];
-  });
+  int known = 0;
+  for (const auto& [numa, cpus] : t.numa_cpus) {
+    const int n = available.IntersectionSize(cpus);
+    free.weight[static_cast<size_t>(numa)] = static_cast<uint64_t>(n);
+    known += n;
+  }
+  // CPUs the topology does not know read as NUMA 0.
+  free.weight[0] += static_cast<uint64_t>(available.Size() - known);
   family.rules.push_back(free);
   std::optional<MaskFamily> members;
   if (!reusable_outside) members = std::move(family);
@@ -795,12 +813,20 @@ ResourceIsolationLevel StaticPolicy::GetResourceIsolationLevel(const CpuState& s
 
 ContainerAssignment StaticPolicy::ClassifyContainer(const CpuState& state, const Pod& pod,
                                                     const Container& container) const {
-  if (!state.GetCpuSet(pod.uid, container.name).has_value()) {
+  return ClassifyContainer(state, pod, PodQos(pod), container);
+}
+
+ContainerAssignment StaticPolicy::ClassifyContainer(const CpuState& state, const Pod& pod,
+                                                    QosClass qos,
+                                                    const Container& container) const {
+  const auto& entries = state.GetCpuAssignments();
+  auto pod_entries = entries.find(pod.uid);
+  if (pod_entries == entries.end() || !pod_entries->second.contains(container.name)) {
     return ContainerAssignment::kNodeShared;
   }
-  if (state.GetPodCpuSet(pod.uid).has_value()) {
-    return GuaranteedCpus(pod, container) > 0 ? ContainerAssignment::kPodExclusive
-                                              : ContainerAssignment::kPodShared;
+  if (state.GetPodCpuAssignments().contains(pod.uid)) {
+    return GuaranteedCpus(pod, qos, container) > 0 ? ContainerAssignment::kPodExclusive
+                                                   : ContainerAssignment::kPodShared;
   }
   return ContainerAssignment::kNodeExclusive;
 }

@@ -230,6 +230,9 @@ class StaticPolicy {
   // node_exclusive / pod_exclusive / pod_shared / node_shared, from the state.
   ContainerAssignment ClassifyContainer(const CpuState& state, const Pod& pod,
                                         const Container& container) const;
+  // The same with the pod's QoS class already known (PodQos).
+  ContainerAssignment ClassifyContainer(const CpuState& state, const Pod& pod, QosClass qos,
+                                        const Container& container) const;
 
   const CpuTopology& topology() const { return topology_; }
   const StaticPolicyOptions& options() const { return options_; }
@@ -271,6 +274,21 @@ class StaticPolicy {
   const AffinityStore* affinity_;  // not owned; may be null
   int cpu_group_size_ = 0;
   TopologyTables tables_;  // of topology_, which never changes
+  // What CpuHintSet reads of topology_, computed once.
+  struct HintTables {
+    bool unmaskable = false;  // a NUMA id outside 0-63: no mask, no hint
+    uint64_t nodes = 0;       // the NUMA nodes as a mask
+    int numa_count = 0;
+    std::vector<std::pair<int, CpuSet>> numa_cpus;  // ascending NUMA id -> its CPUs
+    topologymanager::CoverRule capacity;            // weight: CPUs per NUMA node
+    // align-by-socket: NUMA nodes per socket (0 = the option is off) and each node's sockets
+    // (PreferenceRule::node_sockets).
+    int numa_per_socket = 0;
+    std::vector<std::vector<uint64_t>> node_sockets;
+  };
+  static HintTables BuildHintTables(const CpuTopology& topology,
+                                    const StaticPolicyOptions& options);
+  HintTables hint_tables_;
   bool exhaustive_hints_ = false;
   CpuSet reserved_;
   CpuSet reserved_physical_;

@@ -62,10 +62,13 @@ std::set<std::string> DeviceManager::Available(const std::string& resource) cons
   std::set<std::string> out;
   auto it = devices_.find(resource);
   if (it == devices_.end()) return out;
-  auto allocated = AllocatedDevices();
-  const auto& used = allocated[resource];
-  for (const auto& d : it->second) {
-    if (!used.count(d.id)) out.insert(d.id);
+  for (const auto& d : it->second) out.insert(out.end(), d.id);  // ascending ids
+  for (const auto& [_, containers] : pod_devices_) {
+    for (const auto& [__, resources] : containers) {
+      if (auto r = resources.find(resource); r != resources.end()) {
+        for (const auto& id : r->second) out.erase(id);
+      }
+    }
   }
   return out;
 }
@@ -222,8 +225,17 @@ absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container,
     it = it->first == pod.uid ? std::next(it) : devices_to_reuse_.erase(it);
   }
   auto& reuse = devices_to_reuse_[pod.uid];
+  const std::map<std::string, int> requests = ContainerRequests(*this, container);
+  if (requests.empty()) {
+    // Nothing to allocate; only devices the container already holds (restored) change the
+    // reuse state below.
+    auto pit = pod_devices_.find(pod.uid);
+    if (pit == pod_devices_.end() || !pit->second.contains(container.name)) {
+      return absl::OkStatus();
+    }
+  }
   std::map<std::string, std::set<std::string>> granted;
-  for (const auto& [resource, required] : ContainerRequests(*this, container)) {
+  for (const auto& [resource, required] : requests) {
     std::set<std::string> held;
     if (auto pit = pod_devices_.find(pod.uid); pit != pod_devices_.end()) {
       if (auto cit = pit->second.find(container.name); cit != pit->second.end()) {

@@ -681,20 +681,19 @@ absl::Status StaticPolicy::Allocate(MemoryState& state, const Pod& pod,
   if (!req.ok()) return req.status();
   if (req->empty()) return absl::OkStatus();  // #138770: nothing exclusive to pin
 
-  NumaNodeMap ms = state.machine_state;
-  absl::StatusOr<TopologyHint> best = BestHint(ms, pod, *req, hint);
+  absl::StatusOr<TopologyHint> best = BestHint(state.machine_state, pod, *req, hint);
   if (!best.ok()) return best.status();
 
+  // Nothing below fails: the machine state changes in place.
   std::vector<int> bits = best->affinity->GetBits();
   std::vector<Block> blocks;
   for (const auto& [type, size] : *req) {
     blocks.push_back(Block{bits, type, size});
     uint64_t reusable = PodReusableMemory(pod, *best->affinity, type);
     uint64_t to_reserve = reusable >= size ? 0 : size - reusable;
-    UpdateMachineState(ms, bits, type, to_reserve);
+    UpdateMachineState(state.machine_state, bits, type, to_reserve);
   }
   UpdatePodReusableMemory(pod, container, blocks);
-  state.machine_state = std::move(ms);
   state.SetMemoryBlocks(pod.uid, container.name, blocks);
   // Keep Σ block sizes of the pod == memory actually reserved: earlier init containers' blocks
   // shrink by what this container re-uses.
@@ -738,9 +737,8 @@ absl::Status StaticPolicy::AllocatePod(MemoryState& state, const Pod& pod) {
     return absl::InvalidArgumentError(
         fmt::format("[memorymanager] pod {} has no containers", pod.Key()));
   }
-  NumaNodeMap ms = state.machine_state;
   TopologyHint hint = affinity_->GetAffinity(pod.uid, all.front()->name);
-  absl::StatusOr<TopologyHint> best = BestHint(ms, pod, pod_total, hint);
+  absl::StatusOr<TopologyHint> best = BestHint(state.machine_state, pod, pod_total, hint);
   if (!best.ok()) return best.status();
   std::vector<int> bits = best->affinity->GetBits();
 
@@ -786,16 +784,18 @@ absl::Status StaticPolicy::AllocatePod(MemoryState& state, const Pod& pod) {
   }
   std::vector<Block> shared_pool = blocks_of(app_pool);
 
+  // Nothing below fails: the machine state changes in place.
   std::vector<Block> pod_blocks;
   for (const auto& [type, size] : pod_total) pod_blocks.push_back(Block{bits, type, size});
-  for (const auto& [type, size] : pod_total) UpdateMachineState(ms, bits, type, size);
+  for (const auto& [type, size] : pod_total) {
+    UpdateMachineState(state.machine_state, bits, type, size);
+  }
 
   state.SetPodMemoryBlocks(pod.uid, std::move(pod_blocks));
   for (const Container* c : all) {
     auto it = exclusive.find(c->name);
     state.SetMemoryBlocks(pod.uid, c->name, it != exclusive.end() ? it->second : shared_pool);
   }
-  state.machine_state = std::move(ms);
   return absl::OkStatus();
 }
 
@@ -813,10 +813,9 @@ void StaticPolicy::RemoveContainer(MemoryState& state, const std::string& pod_ui
         state.pod_assignments.erase(pod_uid);
         return;
       }
-      std::vector<Block> pod_memory = *pod_blocks;
-      state.Delete(pod_uid, container_name);
+      state.Delete(pod_uid, container_name);  // leaves the pod entry (pod_blocks) in place
       if (state.ContainerEntryCount(pod_uid) == 0) {
-        ReleaseMemory(state.machine_state, pod_memory);
+        ReleaseMemory(state.machine_state, *pod_blocks);
         state.DeletePod(pod_uid);
       }
       return;
@@ -824,9 +823,8 @@ void StaticPolicy::RemoveContainer(MemoryState& state, const std::string& pod_ui
   }
   const std::vector<Block>* found = state.GetMemoryBlocks(pod_uid, container_name);
   if (found == nullptr) return;
-  std::vector<Block> blocks = *found;
+  ReleaseMemory(state.machine_state, *found);
   state.Delete(pod_uid, container_name);
-  ReleaseMemory(state.machine_state, blocks);
 }
 
 namespace {

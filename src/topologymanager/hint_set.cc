@@ -42,6 +42,28 @@ bool MaskFamily::Contains(uint64_t mask) const {
 
 std::optional<int> MaskFamily::MinCount() const {
   if (Empty()) return std::nullopt;
+  if (rules.size() <= 1) {
+    // One cover rule (or none) is no knapsack: the required nodes, then the heaviest other
+    // nodes of the domain until the rule holds, is a narrowest member (weights are never
+    // negative, and the family is upward closed for min_count).
+    int count = Popcount(required);
+    if (!rules.empty() && !rules[0].Holds(required)) {
+      const CoverRule& r = rules[0];
+      std::array<uint64_t, 64> weights;
+      size_t n = 0;
+      for (uint64_t m = domain & ~required; m != 0; m &= m - 1) {
+        weights[n++] = r.weight[static_cast<size_t>(std::countr_zero(m))];
+      }
+      std::sort(weights.begin(), weights.begin() + static_cast<std::ptrdiff_t>(n),
+                std::greater<>());
+      uint64_t sum = r.Sum(required);
+      for (size_t i = 0; i < n && sum < r.need; ++i) {
+        sum = SaturatingAdd(sum, weights[i]);
+        ++count;
+      }
+    }
+    return std::max({1, min_count, count});
+  }
   MaskSearch search;
   search.allowed = domain;
   search.required = required;

@@ -6,6 +6,7 @@
 #include "topologymanager/hint_set.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 
 #include "gtest/gtest.h"
@@ -255,6 +256,17 @@ TEST(HintSetMergeProperty, SameAsTheEnumeratedLists) {
               if (min_count == 0 || k < min_count) min_count = k;
             }
             RC_ASSERT(list->MinCount() == min_count);
+            // The family's own narrowest member (MaskFamily::MinCount, one-rule shortcut
+            // included) against every mask.
+            if (const auto& f = list->family(); f.has_value()) {
+              std::optional<int> narrowest;
+              for (uint64_t m = 1; m < (uint64_t{1} << c.n); ++m) {
+                if (f->Contains(m) && (!narrowest || std::popcount(m) < *narrowest)) {
+                  narrowest = std::popcount(m);
+                }
+              }
+              RC_ASSERT(f->MinCount() == narrowest);
+            }
             RC_ASSERT(list->empty() == all.empty());
             const uint64_t must = *rc::gen::inRange<uint64_t>(0, uint64_t{1} << c.n) &
                                   *rc::gen::arbitrary<uint64_t>();
