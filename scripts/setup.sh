@@ -33,7 +33,7 @@ demo_packages=(
   # toolchain
   build-essential g++ cmake ninja-build pkg-config git python3 ca-certificates
   # libraries (see ../shared/DESIGN.md "Dependencies")
-  libabsl-dev libyaml-cpp-dev libyaml-dev nlohmann-json3-dev libhwloc-dev hwloc libcli11-dev
+  libabsl-dev libyaml-cpp-dev libyaml-dev nlohmann-json3-dev libsimdjson-dev libhwloc-dev hwloc libcli11-dev
   libfmt-dev libspdlog-dev prometheus-cpp-dev libcivetweb-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
 )

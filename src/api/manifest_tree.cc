@@ -6,7 +6,6 @@
 #include <memory>
 #include <optional>
 #include <thread>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,6 +14,7 @@
 #include "absl/status/status.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "simdjson.h"
 #include "util/go_strconv.h"
 #include <yaml.h>  // libyaml
 
@@ -24,7 +24,7 @@ namespace {
 // ---------------------------------------------------------------------------------------
 // YAML 1.1 plain scalars as go-yaml v2 resolves them.
 
-bool IsDigits(const std::string& s, size_t from) {
+bool IsDigits(std::string_view s, size_t from) {
   if (from >= s.size()) return false;
   for (size_t i = from; i < s.size(); ++i) {
     if (!(s[i] >= '0' && s[i] <= '9')) return false;
@@ -32,9 +32,9 @@ bool IsDigits(const std::string& s, size_t from) {
   return true;
 }
 
-bool LooksLikeNumber(const std::string& s) {
+bool LooksLikeNumber(std::string_view s) {
   size_t i = (!s.empty() && (s[0] == '+' || s[0] == '-')) ? 1 : 0;
-  const std::string body = s.substr(i);
+  const std::string_view body = s.substr(i);
   if (body == ".inf" || body == ".Inf" || body == ".INF") return true;
   if (i == 0 && (s == ".nan" || s == ".NaN" || s == ".NAN")) return true;
   if (body.size() > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'o' || body[1] == 'b')) {
@@ -66,14 +66,22 @@ bool LooksLikeNumber(const std::string& s) {
   return j == body.size();
 }
 
-ManifestNode::Type ClassifyPlain(const std::string& s) {
-  static const std::set<std::string, std::less<>> kBools = {
-      "y",   "Y",   "yes",  "Yes",  "YES",  "n",     "N",     "no",    "No",  "NO",  "true",
-      "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF"};
+bool IsYamlBool(std::string_view s) {
+  // Only these 22 spellings (go-yaml v2's resolve table); longer text is never one.
+  if (s.size() > 5) return false;
+  for (std::string_view b : {"y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true",
+                             "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off",
+                             "Off", "OFF"}) {
+    if (s == b) return true;
+  }
+  return false;
+}
+
+ManifestNode::Type ClassifyPlain(std::string_view s) {
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
     return ManifestNode::Type::kNull;
   }
-  if (kBools.count(s)) return ManifestNode::Type::kBool;
+  if (IsYamlBool(s)) return ManifestNode::Type::kBool;
   if (LooksLikeNumber(s)) return ManifestNode::Type::kNumber;
   return ManifestNode::Type::kString;
 }
@@ -86,10 +94,15 @@ ManifestNode::Type ClassifyPlain(const std::string& s) {
 // are still parsed (syntax errors are reported), only not kept.
 class TreeBuilder {
  public:
-  // `list_item`: `root` is an item of a document's top-level list (`items`), read on its own
-  // (the parallel JSON List path): the same skipping and depth limit as in the whole document.
-  explicit TreeBuilder(ManifestNode* root, bool skip_unread = true, bool list_item = false)
-      : root_(root), skip_unread_(skip_unread), list_item_(list_item) {}
+  // What `root` is in its document. A part of a kubectl List read on its own (the parallel
+  // paths) gets the same skipping and depth limit as in the whole document.
+  enum class Root : uint8_t {
+    kDocument,
+    kListItem,   // an item of the document's top-level list (`items`)
+    kListItems,  // the top-level list itself (some of its items)
+  };
+  explicit TreeBuilder(ManifestNode* root, bool skip_unread = true, Root kind = Root::kDocument)
+      : root_(root), skip_unread_(skip_unread), kind_(kind) {}
 
   // Kubernetes objects nest a few levels; a limit keeps the tree (and its destructor) shallow.
   static constexpr size_t kMaxDepth = 512;
@@ -113,7 +126,8 @@ class TreeBuilder {
       ++skip_depth_;
       return skip_depth_ < kMaxDepth || TooDeep();
     }
-    if (stack_.size() + (list_item_ ? 2 : 0) >= kMaxDepth) return TooDeep();
+    const size_t above = kind_ == Root::kListItem ? 2 : kind_ == Root::kListItems ? 1 : 0;
+    if (stack_.size() + above >= kMaxDepth) return TooDeep();
     ManifestNode& n = Next();
     n.type = type;
     stack_.push_back(&n);
@@ -153,7 +167,11 @@ class TreeBuilder {
   // The map at stack level `level` (1-based) is an object: the document's root map or an
   // item of the root's list (`items`).
   bool IsObject(size_t level) const {
-    if (list_item_) return level == 1 && stack_[0]->type == ManifestNode::Type::kMap;
+    if (kind_ == Root::kListItem) return level == 1 && stack_[0]->type == ManifestNode::Type::kMap;
+    if (kind_ == Root::kListItems) {
+      return level == 2 && stack_[0]->type == ManifestNode::Type::kList &&
+             stack_[1]->type == ManifestNode::Type::kMap;
+    }
     if (level == 1) return stack_[0]->type == ManifestNode::Type::kMap;
     return level == 3 && stack_[0]->type == ManifestNode::Type::kMap &&
            stack_[1]->type == ManifestNode::Type::kList &&
@@ -179,7 +197,7 @@ class TreeBuilder {
 
   ManifestNode* root_;
   bool skip_unread_;
-  bool list_item_;
+  Root kind_;
   std::vector<ManifestNode*> stack_;
   bool skip_next_ = false;  // the value of a skipped key comes next
   size_t skip_depth_ = 0;   // inside a skipped value, this many levels deep
@@ -192,7 +210,7 @@ class TreeBuilder {
 
 // The `# Source: x` comment of each document: the last one between the previous document's
 // first line and this document's first line (0-based lines).
-std::vector<std::string> HelmSources(const std::string& text, const std::vector<size_t>& starts) {
+std::vector<std::string> HelmSources(std::string_view text, const std::vector<size_t>& starts) {
   std::vector<std::pair<size_t, std::string>> comments;  // line -> source
   size_t line = 0;
   size_t pos = 0;
@@ -245,7 +263,8 @@ struct YamlEvent {
   }
 };
 
-absl::StatusOr<ManifestStream> ParseYaml(const std::string& text, const std::string& source) {
+absl::StatusOr<ManifestStream> ParseYaml(std::string_view text, const std::string& source,
+                                         TreeBuilder::Root root_kind = TreeBuilder::Root::kDocument) {
   // Aliases copy the anchored node; this many nodes in all keeps "billion laughs" small.
   constexpr size_t kMaxAliasNodes = 1000000;
   auto syntax_error = [&](const yaml_mark_t& mark, const std::string& message) {
@@ -258,7 +277,7 @@ absl::StatusOr<ManifestStream> ParseYaml(const std::string& text, const std::str
   ManifestStream stream;
   std::vector<size_t> starts;  // each document's first line
   // The skipped fields can hold an anchor another field's alias uses: skip only without '&'.
-  const bool skip_unread = text.find('&') == std::string::npos;
+  const bool skip_unread = text.find('&') == std::string_view::npos;
   std::unique_ptr<TreeBuilder> builder;
   // Per open collection: a list, or a map whose next event is a key or a value.
   enum class Frame : uint8_t { kList, kMapKey, kMapValue };
@@ -297,7 +316,7 @@ absl::StatusOr<ManifestStream> ParseYaml(const std::string& text, const std::str
     }
     switch (ev.type) {
       case YAML_STREAM_END_EVENT: {
-        if (text.find("# Source: ") != std::string::npos) {
+        if (text.find("# Source: ") != std::string_view::npos) {
           std::vector<std::string> sources = HelmSources(text, starts);
           for (size_t i = 0; i < sources.size(); ++i) stream.documents[i].helm_source = sources[i];
         }
@@ -305,7 +324,8 @@ absl::StatusOr<ManifestStream> ParseYaml(const std::string& text, const std::str
       }
       case YAML_DOCUMENT_START_EVENT:
         stream.documents.emplace_back();
-        builder = std::make_unique<TreeBuilder>(&stream.documents.back().root, skip_unread);
+        builder =
+            std::make_unique<TreeBuilder>(&stream.documents.back().root, skip_unread, root_kind);
         root_seen = false;
         break;
       case YAML_DOCUMENT_END_EVENT:
@@ -403,13 +423,130 @@ absl::StatusOr<ManifestStream> ParseYaml(const std::string& text, const std::str
   }
 }
 
+// The root of a List read without its items (the parallel paths): its `items`, an empty
+// list; null when `items` is missing, written twice (one pass says what that means) or not
+// an empty list.
+ManifestNode* EmptyItems(ManifestNode& root) {
+  ManifestNode* items = nullptr;
+  for (auto& [key, value] : root.entries) {
+    if (key != "items") continue;
+    if (items != nullptr) return nullptr;
+    items = &value;
+  }
+  if (items == nullptr || !items->IsList() || !items->items.empty()) return nullptr;
+  return items;
+}
+
+// kubectl's List as `-o yaml` writes it: a root map whose `items:` key, at column 0, holds a
+// block sequence written at column 0, one item per line starting with `-`. Where the items
+// are; nullopt for any other text, and for text with anything that could tie one item to
+// another or make a line at column 0 mean something else: anchors (`&`), directives and
+// document markers (lines starting with `%`, `---` or `...`), tabs, Helm's `# Source:`.
+// The items are then read on several threads, each a run of items parsed as a list of its
+// own: an item's scalars, quoted or not, cannot go on past a `-` at column 0 (any text cut
+// there does not parse, and the caller reads the whole text again in one pass).
+struct YamlListSpans {
+  size_t value_begin = 0;           // just after `items:`
+  size_t end = 0;                   // the first line after the items
+  std::vector<size_t> item_begins;  // each item's `-` line
+};
+
+std::optional<YamlListSpans> FindYamlListItems(std::string_view text) {
+  if (text.find('&') != std::string_view::npos || text.find('\t') != std::string_view::npos ||
+      text.find("# Source: ") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  YamlListSpans spans;
+  enum class State { kBefore, kItems, kAfter } state = State::kBefore;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t eol = text.find('\n', pos);
+    const size_t next = eol == std::string_view::npos ? text.size() : eol + 1;
+    std::string_view line = text.substr(pos, next - pos);
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+    if (line.starts_with('%') || line.starts_with("---") || line.starts_with("...")) {
+      return std::nullopt;
+    }
+    const bool column0 = !line.empty() && line[0] != ' ' && line[0] != '#';
+    const bool dash = line == "-" || line.starts_with("- ");
+    switch (state) {
+      case State::kBefore:
+        if (line == "items:") {
+          state = State::kItems;
+          spans.value_begin = pos + line.size();
+        }
+        break;
+      case State::kItems:
+        if (dash) {
+          spans.item_begins.push_back(pos);
+        } else if (column0) {
+          spans.end = pos;
+          state = State::kAfter;
+        } else if (spans.item_begins.empty() && !line.empty() && line[0] == ' ') {
+          return std::nullopt;  // an indented sequence or a map: not kubectl's layout
+        }
+        break;
+      case State::kAfter:
+        if (dash) return std::nullopt;
+        break;
+    }
+    pos = next;
+  }
+  if (state == State::kBefore || spans.item_begins.empty()) return std::nullopt;
+  if (state == State::kItems) spans.end = text.size();
+  return spans;
+}
+
+// The YAML List read with its items spread over threads; nullopt when the text is not such a
+// List or any part does not parse alone (the caller then reads it in one pass).
+std::optional<ManifestStream> ParseYamlListInParallel(const std::string& text,
+                                                      const std::string& source) {
+  std::optional<YamlListSpans> spans = FindYamlListItems(text);
+  if (!spans.has_value() || spans->item_begins.size() < 2) return std::nullopt;
+  // The root without its items.
+  std::string rest = text.substr(0, spans->value_begin) + " []\n" + text.substr(spans->end);
+  absl::StatusOr<ManifestStream> root_stream = ParseYaml(rest, source);
+  if (!root_stream.ok() || root_stream->documents.size() != 1) return std::nullopt;
+  ManifestNode& root = root_stream->documents[0].root;
+  ManifestNode* items = EmptyItems(root);
+  if (items == nullptr) return std::nullopt;
+  const size_t count = spans->item_begins.size();
+  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  std::vector<std::optional<ManifestStream>> parts(threads);
+  auto parse_range = [&](size_t t) {
+    const size_t first = count * t / threads, last = count * (t + 1) / threads;
+    if (first == last) return;
+    const size_t begin = spans->item_begins[first];
+    const size_t end = last < count ? spans->item_begins[last] : spans->end;
+    absl::StatusOr<ManifestStream> part = ParseYaml(
+        std::string_view(text).substr(begin, end - begin), source, TreeBuilder::Root::kListItems);
+    if (part.ok() && part->documents.size() == 1 && part->documents[0].root.IsList() &&
+        part->documents[0].root.items.size() == last - first) {
+      parts[t] = std::move(*part);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(parse_range, t);
+  parse_range(0);
+  for (auto& th : pool) th.join();
+  items->items.reserve(count);
+  for (size_t t = 0; t < threads; ++t) {
+    if (count * t / threads == count * (t + 1) / threads) continue;
+    if (!parts[t].has_value()) return std::nullopt;
+    auto& part_items = parts[t]->documents[0].root.items;
+    items->items.insert(items->items.end(), std::make_move_iterator(part_items.begin()),
+                        std::make_move_iterator(part_items.end()));
+  }
+  return std::move(*root_stream);
+}
+
 // ---------------------------------------------------------------------------------------
 // JSON, straight into the tree (nlohmann-json's SAX interface: no intermediate DOM).
 
 class JsonSax {
  public:
   using json = nlohmann::json;
-  explicit JsonSax(ManifestNode* root, bool list_item = false) : tree_(root, true, list_item) {}
+  explicit JsonSax(ManifestNode* root, bool list_item = false)
+      : tree_(root, true, list_item ? TreeBuilder::Root::kListItem : TreeBuilder::Root::kDocument) {}
 
   bool null() { return Scalar(ManifestNode::Type::kNull, ""); }
   bool boolean(bool v) { return Scalar(ManifestNode::Type::kBool, v ? "true" : "false"); }
@@ -455,6 +592,72 @@ class JsonSax {
   TreeBuilder tree_;
   size_t error_position_ = 0;
   std::string error_;
+};
+
+// One item of a big JSON List read with simdjson's DOM parser (several times faster than
+// nlohmann's lexer), into the tree through the TreeBuilder calls JsonSax makes for the same
+// text. It declines (false) whatever nlohmann might read otherwise, and the caller then parses
+// the item with nlohmann: any simdjson error, a number simdjson does not hold as an exact
+// integer (floats, which the tree keeps as written, and integers beyond 64 bits), and text
+// with a `\u` escape (nlohmann's own rules for lone surrogates decide). Integers are written
+// as JsonSax writes them (std::to_string of the value), strings are the unescaped UTF-8 both
+// parsers give, and keys written twice stay twice, in order.
+class SimdjsonItemReader {
+ public:
+  bool Read(std::string_view json, ManifestNode* root) {
+    if (json.find("\\u") != std::string_view::npos) return false;
+    simdjson::dom::element doc;
+    if (parser_.parse(json.data(), json.size(), /*realloc_if_needed=*/true).get(doc) !=
+        simdjson::SUCCESS) {
+      return false;
+    }
+    TreeBuilder tree(root, true, TreeBuilder::Root::kListItem);
+    if (Walk(doc, tree)) return true;
+    *root = ManifestNode();
+    return false;
+  }
+
+ private:
+  bool Walk(const simdjson::dom::element& e, TreeBuilder& tree) {
+    using simdjson::dom::element_type;
+    switch (e.type()) {
+      case element_type::ARRAY:
+        if (!tree.Open(ManifestNode::Type::kList)) return false;
+        for (simdjson::dom::element child : simdjson::dom::array(e)) {
+          if (!Walk(child, tree)) return false;
+        }
+        tree.Close();
+        return true;
+      case element_type::OBJECT:
+        if (!tree.Open(ManifestNode::Type::kMap)) return false;
+        for (simdjson::dom::key_value_pair field : simdjson::dom::object(e)) {
+          tree.Key(std::string(field.key));
+          if (!Walk(field.value, tree)) return false;
+        }
+        tree.Close();
+        return true;
+      case element_type::INT64:
+        tree.Scalar(ManifestNode::Type::kNumber, std::to_string(int64_t(e)));
+        return true;
+      case element_type::UINT64:
+        tree.Scalar(ManifestNode::Type::kNumber, std::to_string(uint64_t(e)));
+        return true;
+      case element_type::STRING:
+        tree.Scalar(ManifestNode::Type::kString, std::string(std::string_view(e)));
+        return true;
+      case element_type::BOOL:
+        tree.Scalar(ManifestNode::Type::kBool, bool(e) ? "true" : "false");
+        return true;
+      case element_type::NULL_VALUE:
+        tree.Scalar(ManifestNode::Type::kNull, "");
+        return true;
+      case element_type::DOUBLE:
+        return false;
+    }
+    return false;
+  }
+
+  simdjson::dom::parser parser_;
 };
 
 // kubectl's List of many objects, `{..., "items": [{...}, {...}, ...], ...}`: where the
@@ -551,20 +754,19 @@ std::optional<ManifestStream> ParseJsonListInParallel(const std::string& text) {
   ManifestNode& root = stream.documents[0].root;
   JsonSax root_sax(&root);
   if (!nlohmann::json::sax_parse(rest, &root_sax)) return std::nullopt;
-  ManifestNode* items = nullptr;
-  for (auto& [key, value] : root.entries) {
-    if (key != "items") continue;
-    if (items != nullptr) return std::nullopt;  // written twice: one pass says what it means
-    items = &value;
-  }
-  if (items == nullptr || !items->IsList() || !items->items.empty()) return std::nullopt;
+  ManifestNode* items = EmptyItems(root);
+  if (items == nullptr) return std::nullopt;
   const size_t count = spans->elements.size();
   items->items.resize(count);
   const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
   std::vector<char> ok(threads, 1);
   auto parse_range = [&](size_t t) {
+    SimdjsonItemReader fast;
     for (size_t k = count * t / threads; k < count * (t + 1) / threads && ok[t]; ++k) {
       const auto [begin, end] = spans->elements[k];
+      if (fast.Read(std::string_view(text).substr(begin, end - begin), &items->items[k])) {
+        continue;
+      }
       JsonSax sax(&items->items[k], /*list_item=*/true);
       ok[t] = nlohmann::json::sax_parse(text.data() + begin, text.data() + end, &sax);
     }
@@ -625,6 +827,11 @@ absl::StatusOr<ManifestStream> ParseManifestText(const std::string& text,
     return absl::InvalidArgumentError(fmt::format("{}: {}malformed JSON: {}", source_name,
                                                   JsonLocation(text, sax.error_position()),
                                                   message));
+  }
+  if (text.size() >= options.parallel_yaml_bytes) {
+    if (std::optional<ManifestStream> list = ParseYamlListInParallel(text, source_name)) {
+      return std::move(*list);
+    }
   }
   return ParseYaml(text, source_name);
 }

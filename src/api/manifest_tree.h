@@ -83,6 +83,10 @@ struct ManifestParseOptions {
   // the tree and the errors are those of one pass (any part that does not parse makes it
   // read again in one pass, for the error).
   size_t parallel_json_bytes = size_t{4} << 20;
+  // The same for a YAML List as kubectl writes it (`items:` at column 0, its items at column
+  // 0 below it), when nothing in the text can tie one item to another (no anchors, no
+  // directives or document markers, no tabs, no Helm comments).
+  size_t parallel_yaml_bytes = size_t{4} << 20;
 };
 
 // Text whose first non-blank character is `{` or `[` is read as JSON (one value); anything

@@ -172,20 +172,47 @@ namespace {
 constexpr ManifestParseOptions kOnePass{.parallel_json_bytes = SIZE_MAX};
 constexpr ManifestParseOptions kParallel{.parallel_json_bytes = 0};
 
-// The parallel List path gives the tree of one pass, or fails where one pass fails.
-void ExpectSameAsOnePass(const std::string& text) {
-  absl::StatusOr<ManifestStream> one = ParseManifestText(text, "l.json", kOnePass);
-  absl::StatusOr<ManifestStream> many = ParseManifestText(text, "l.json", kParallel);
+// Inside a property: `text` read with `one` and with `many` gives the same trees, or the same
+// error.
+void RcAssertSameTree(const std::string& text, const std::string& name,
+                      const ManifestParseOptions& one_options,
+                      const ManifestParseOptions& many_options) {
+  absl::StatusOr<ManifestStream> one = ParseManifestText(text, name, one_options);
+  absl::StatusOr<ManifestStream> many = ParseManifestText(text, name, many_options);
+  RC_ASSERT(one.ok() == many.ok());
+  if (one.ok()) {
+    RC_ASSERT(one->documents.size() == many->documents.size());
+    for (size_t d = 0; d < one->documents.size(); ++d) {
+      RC_ASSERT(Dump(one->documents[d].root) == Dump(many->documents[d].root));
+    }
+  } else {
+    RC_ASSERT(one.status() == many.status());
+  }
+}
+
+
+// `text` read with `one` and with `many` gives the same trees, or the same error.
+void ExpectSameTree(const std::string& text, const std::string& name,
+                    const ManifestParseOptions& one_options,
+                    const ManifestParseOptions& many_options) {
+  absl::StatusOr<ManifestStream> one = ParseManifestText(text, name, one_options);
+  absl::StatusOr<ManifestStream> many = ParseManifestText(text, name, many_options);
   ASSERT_EQ(one.ok(), many.ok()) << text;
   if (!one.ok()) {
     EXPECT_EQ(one.status(), many.status()) << text;
     return;
   }
-  ASSERT_EQ(one->documents.size(), many->documents.size());
+  ASSERT_EQ(one->documents.size(), many->documents.size()) << text;
   EXPECT_EQ(one->json, many->json);
   for (size_t d = 0; d < one->documents.size(); ++d) {
     EXPECT_EQ(Dump(one->documents[d].root), Dump(many->documents[d].root)) << text;
+    EXPECT_EQ(one->documents[d].helm_source, many->documents[d].helm_source);
   }
+}
+
+// The parallel List path gives the tree of one pass, or fails where one pass fails.
+void ExpectSameAsOnePass(const std::string& text) {
+  ExpectSameTree(text, "l.json", kOnePass, kParallel);
 }
 
 TEST(ManifestTreeParallelJson, ListsGiveTheTreeOfOnePass) {
@@ -196,7 +223,7 @@ TEST(ManifestTreeParallelJson, ListsGiveTheTreeOfOnePass) {
       {"items": [{"status": 1}]}
     ], "metadata": {"resourceVersion": ""}, "status": "top"})");
   // Not Lists, or not valid: the same answer as one pass.
-  for (const std::string text : std::vector<std::string>{
+  for (const std::string& text : std::vector<std::string>{
            R"({"items": []})", R"({"items": [1]})", R"({"items": [1, 2, ]})",
            R"({"items": [, 1, 2]})", R"({"items": [1 2, 3]})", R"({"items": [1, 2}, "x": 1})",
            R"({"items": [1, 2], "items": [3, 4]})", R"({"a": {"items": [1, 2]}})",
@@ -247,17 +274,135 @@ RC_GTEST_PROP(ManifestTreeParallelJson, RandomListsGiveTheTreeOfOnePass, ()) {
   if (*rc::gen::arbitrary<bool>() && !text.empty()) {
     text[*rc::gen::inRange<size_t>(0, text.size())] = *rc::gen::elementOf(kChars);
   }
-  absl::StatusOr<ManifestStream> one = ParseManifestText(text, "l.json", kOnePass);
-  absl::StatusOr<ManifestStream> many = ParseManifestText(text, "l.json", kParallel);
-  RC_ASSERT(one.ok() == many.ok());
-  if (one.ok()) {
-    RC_ASSERT(one->documents.size() == many->documents.size());
-    for (size_t d = 0; d < one->documents.size(); ++d) {
-      RC_ASSERT(Dump(one->documents[d].root) == Dump(many->documents[d].root));
-    }
-  } else {
-    RC_ASSERT(one.status() == many.status());
+  RcAssertSameTree(text, "l.json", kOnePass, kParallel);
+}
+
+}  // namespace
+}  // namespace podtopo
+
+namespace podtopo {
+namespace {
+
+constexpr ManifestParseOptions kOnePassYaml{.parallel_yaml_bytes = SIZE_MAX};
+constexpr ManifestParseOptions kParallelYaml{.parallel_yaml_bytes = 0};
+
+// The parallel YAML List path gives the tree of one pass, or fails where one pass fails.
+void ExpectYamlSameAsOnePass(const std::string& text) {
+  ExpectSameTree(text, "l.yaml", kOnePassYaml, kParallelYaml);
+}
+
+TEST(ManifestTreeParallelYaml, KubectlListsGiveTheTreeOfOnePass) {
+  ExpectYamlSameAsOnePass(R"(apiVersion: v1
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    managedFields:
+    - manager: kubectl
+    name: "a
+      - b"
+  spec:
+    status: [1, {a: "}"}]
+    containers:
+    - name: x
+      command:
+      - "- not an item"
+      - |
+        - nor this
+  status:
+    phase: Running
+# a comment at column 0
+
+- 7
+- "s,]"
+-
+- [1, 2]
+- status: 3
+  items:
+  - status: 1
+kind: List
+metadata:
+  resourceVersion: ""
+status: top
+)");
+  // Not kubectl's layout, or not valid: the same answer as one pass.
+  for (const std::string& text : std::vector<std::string>{
+           "items:\n- 1\n- 2\n", "items:\n- 1\n- 2\nitems:\n- 3\n- 4\n",
+           "items:\n- a: \"x\n- b\"\n- 2\n", "items:\n- a: 'x\n- b'\n- 2\n",
+           "items:\n- [1,\n- 2]\n- 3\n", "items:\n- {a: 1,\n- b: 2}\n- 3\n",
+           "items:\n- a\nb\n- c\n", "items:\n- a: &x 1\n- b: *x\n", "items:\n- a: *x\n- 2\n",
+           "items:\n  - 1\n  - 2\n", "items:\n- 1\n- 2\n---\nitems:\n- 3\n- 4\n",
+           "%YAML 1.1\n---\nitems:\n- 1\n- 2\n", "items:\n- 1\n- 2\nkind: List\n- 3\n",
+           "items:\n- 1\n-\t2\n", "items:\n- 1\n- : 2\n- 3\n", "a:\n  items:\n  - 1\n  - 2\n",
+           "items:\n- 1\n- 2\nx: [\n", "items:\n- 1\n- 2\r\nkind: List\r\n",
+           "# Source: c/t.yaml\nitems:\n- 1\n- 2\n", "items:\n- 1\n- 2\n...\n"}) {
+    ExpectYamlSameAsOnePass(text);
   }
+}
+
+TEST(ManifestTreeParallelYaml, DepthLimitIsTheSame) {
+  auto nested = [](int depth) {
+    return "items:\n- 1\n- " + std::string(depth, '[') + std::string(depth, ']') + "\n";
+  };
+  for (int depth : {508, 509, 510, 511}) ExpectYamlSameAsOnePass(nested(depth));
+  EXPECT_FALSE(ParseManifestText(nested(600), "l.yaml", kParallelYaml).ok());
+}
+
+// Random kubectl-style YAML Lists (nested maps and lists, plain and quoted scalars full of
+// YAML punctuation), and the same text with one byte changed or a line break put in.
+RC_GTEST_PROP(ManifestTreeParallelYaml, RandomListsGiveTheTreeOfOnePass, ()) {
+  static const std::string kChars = "-:#[]{},'\" a1\n&*|>";
+  auto scalar = [&]() -> std::string {
+    std::string s = *rc::gen::container<std::string>(rc::gen::elementOf(kChars));
+    switch (*rc::gen::inRange(0, 3)) {
+      case 0: return *rc::gen::element<std::string>("x", "1", "true", "~", "- y", "a b");
+      case 1: {
+        std::string q = "\"";
+        for (char c : s) q += c == '"' ? std::string("\\\"") : c == '\\' ? "\\\\" : std::string(1, c);
+        return q + "\"";
+      }
+      default: {
+        std::string q = "'";
+        for (char c : s) q += c == '\'' ? std::string("''") : std::string(1, c);
+        return q + "'";
+      }
+    }
+  };
+  // A value at `indent`, written after "key:" or "- ".
+  std::function<std::string(int, int)> value = [&](int indent, int depth) -> std::string {
+    const std::string pad(indent, ' ');
+    switch (*rc::gen::inRange(0, depth > 2 ? 1 : 3)) {
+      case 0: return " " + scalar() + "\n";
+      case 1: {
+        std::string out = "\n";
+        for (int i = *rc::gen::inRange(1, 4); i > 0; --i) {
+          out += pad + *rc::gen::element<std::string>("status", "metadata", "managedFields",
+                                                        "items", "x") +
+                 ":" + value(indent + 2, depth + 1);
+        }
+        return out;
+      }
+      default: {
+        std::string out = "\n";
+        for (int i = *rc::gen::inRange(1, 4); i > 0; --i) {
+          out += pad + "-" + value(indent + 2, depth + 1);
+        }
+        return out;
+      }
+    }
+  };
+  std::string text = "apiVersion: v1\nitems:\n";
+  for (int i = *rc::gen::inRange(0, 6); i > 0; --i) text += "-" + value(2, 1);
+  text += "kind: List\n";
+  if (*rc::gen::arbitrary<bool>()) {
+    const size_t at = *rc::gen::inRange<size_t>(0, text.size());
+    if (*rc::gen::arbitrary<bool>()) {
+      text[at] = *rc::gen::elementOf(kChars);
+    } else {
+      text.insert(at, *rc::gen::element<std::string>("\n- ", "\n", "\n-", "\nk: v\n- "));
+    }
+  }
+  RcAssertSameTree(text, "l.yaml", kOnePassYaml, kParallelYaml);
 }
 
 }  // namespace

@@ -1,14 +1,17 @@
 #include "api/pod_yaml.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -1411,19 +1414,61 @@ absl::Status ParseDocument(const ManifestDocument& doc, const std::string& sourc
       problems.Add("items", fmt::format("expected a list, got {}", Describe(*items)));
       return DocumentError(at, problems);
     }
-    for (size_t i = 0; i < items->items.size(); ++i) {
-      const std::string base = Index("items", i);
-      const ManifestNode& item = items->items[i];
-      Fields item_object;
-      if (!ReadMap(&item, base, problems, &item_object)) {
-        if (item.IsNull()) problems.Add(base, "expected an object, got null");
-        return DocumentError(at, problems);
+    // The items [first, last), in order; stops at the first that does not read.
+    auto read_items = [&](size_t first, size_t last, const PodLoadOptions& item_options,
+                          std::vector<ParsedPod>& pods) -> absl::Status {
+      for (size_t i = first; i < last; ++i) {
+        const std::string base = Index("items", i);
+        const ManifestNode& item = items->items[i];
+        Problems item_problems;
+        Fields item_object;
+        if (!ReadMap(&item, base, item_problems, &item_object)) {
+          if (item.IsNull()) item_problems.Add(base, "expected an object, got null");
+          return DocumentError(at, item_problems);
+        }
+        if (absl::Status s = ParseObject(item_object, base, at, i, item_options, owners,
+                                         item_kind, typed_list ? api_version : "", pods);
+            !s.ok()) {
+          return s;
+        }
       }
-      if (absl::Status s = ParseObject(item_object, base, at, i, options, owners, item_kind,
-                                       typed_list ? api_version : "", out);
-          !s.ok()) {
-        return s;
+      return absl::OkStatus();
+    };
+    // A big List (kubectl get pods -A) is read on several threads, each a run of items; the
+    // first error in item order is the one reported, and the counts add up.
+    const size_t count = items->items.size();
+    const size_t threads =
+        count < options.parallel_items ? 1 : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+    if (threads == 1) return read_items(0, count, options, out);
+    struct Part {
+      std::vector<ParsedPod> pods;
+      absl::Status status;
+      std::map<std::string, int> skipped, not_expanded;
+    };
+    std::vector<Part> parts(threads);
+    auto read_part = [&](size_t t) {
+      PodLoadOptions local = options;
+      if (local.skipped_kinds != nullptr) local.skipped_kinds = &parts[t].skipped;
+      if (local.not_expanded != nullptr) local.not_expanded = &parts[t].not_expanded;
+      parts[t].status =
+          read_items(count * t / threads, count * (t + 1) / threads, local, parts[t].pods);
+    };
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(read_part, t);
+    read_part(0);
+    for (auto& th : pool) th.join();
+    for (const Part& part : parts) {
+      if (!part.status.ok()) return part.status;
+    }
+    for (Part& part : parts) {
+      if (options.skipped_kinds != nullptr) {
+        for (const auto& [kind, n] : part.skipped) (*options.skipped_kinds)[kind] += n;
       }
+      if (options.not_expanded != nullptr) {
+        for (const auto& [kind, n] : part.not_expanded) (*options.not_expanded)[kind] += n;
+      }
+      out.insert(out.end(), std::make_move_iterator(part.pods.begin()),
+                 std::make_move_iterator(part.pods.end()));
     }
     return absl::OkStatus();
   }

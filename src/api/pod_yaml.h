@@ -104,7 +104,7 @@ namespace podtopo {
 
 // How pods are read. The defaults are v1.37's gates, no nodes and lenient kinds.
 struct PodLoadOptions {
-  PodGates gates;                       // defaulting and validation (PodGatesFromConfig)
+  PodGates gates = {};                  // defaulting and validation (PodGatesFromConfig)
   std::vector<std::string> node_names = {};  // DaemonSets: one pod per node
   bool strict = false;                  // kinds podtopo does not read are errors
   // When set, each kind skipped (not strict) is counted here (kind -> objects), so that a
@@ -113,6 +113,10 @@ struct PodLoadOptions {
   // When set, each controller not expanded because its dependents are in the input (see
   // the banner) is counted here (kind -> objects).
   std::map<std::string, int>* not_expanded = nullptr;
+  // A List of at least this many items has its items read on several threads
+  // (std::thread::hardware_concurrency, at most 8); the pods, the counts and the first error
+  // are those of one thread.
+  size_t parallel_items = 2048;
 };
 
 // Reads and parses `path` ("-" reads standard input, named "<stdin>" in messages).

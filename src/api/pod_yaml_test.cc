@@ -1539,3 +1539,91 @@ TEST(PodJsonTest, JsonErrorsNameTheSameFieldsAsYaml) {
 
 }  // namespace
 }  // namespace podtopo
+
+namespace podtopo {
+namespace {
+
+// One pod's fields as text, to compare two readings.
+std::string Describe(const Pod& p) {
+  std::string out = fmt::format("{} uid={} src={} node={} ctl={}/{} labels={}", p.Key(), p.uid,
+                                p.source, p.node_name, p.controller_kind, p.controller_name,
+                                p.labels.size());
+  auto list = [&](const ResourceList& l) {
+    for (const auto& [name, q] : l) out += " " + name + "=" + q.String();
+  };
+  if (p.resources.has_value()) {
+    out += " pod:";
+    list(p.resources->requests);
+    out += " /";
+    list(p.resources->limits);
+  }
+  for (const Container* c : p.InitAndAppContainers()) {
+    out += fmt::format(" [{} {}", c->name, ContainerKindName(c->kind));
+    list(c->resources.requests);
+    out += " /";
+    list(c->resources.limits);
+    out += "]";
+  }
+  return out;
+}
+
+// A List's items read on several threads give the pods, the counts and the first error of
+// one thread, over random Lists of pods, controllers (expanded or not), skipped kinds and
+// items that do not read.
+RC_GTEST_PROP(PodYamlParallelItems, SameAsOneThread, ()) {
+  auto item = [](int i) -> std::string {
+    const std::string n = std::to_string(i);
+    switch (*rc::gen::inRange(0, 9)) {
+      case 0:
+        return "- {kind: Service, apiVersion: v1, metadata: {name: s" + n + "}}\n";
+      case 1:
+        return "- {kind: Pod, apiVersion: v1, metadata: {name: bad" + n +
+               "}, spec: {containers: [{name: c, resources: {limits: {cpu: 2x}}}]}}\n";
+      case 2:
+        return "- null\n";
+      case 3:
+        return "- {kind: ReplicaSet, apiVersion: apps/v1, metadata: {name: rs" + n +
+               ", uid: u" + n + "}, spec: {replicas: 2, template: {spec: {containers: [{name: "
+               "c}]}}}}\n- {kind: Pod, apiVersion: v1, metadata: {name: rs" + n +
+               "-x, ownerReferences: [{kind: ReplicaSet, name: rs" + n + ", uid: u" + n +
+               ", controller: true}]}, spec: {containers: [{name: c}]}}\n";
+      case 4:
+        return "- {kind: Deployment, apiVersion: apps/v1, metadata: {name: d" + n +
+               "}, spec: {replicas: 3, template: {spec: {containers: [{name: c, resources: "
+               "{limits: {cpu: '1', memory: 1Gi}}}]}}}}\n";
+      case 5:
+        return "- {kind: Pod, apiVersion: v1, metadata: {name: dup}, spec: {containers: [{name: "
+               "c}]}}\n";
+      default:
+        return "- {kind: Pod, apiVersion: v1, metadata: {name: p" + n + ", labels: {a: b}}, spec: "
+               "{nodeName: n" + n + ", resources: {requests: {cpu: '2'}}, containers: [{name: c, "
+               "resources: {requests: {cpu: 500m}, limits: {memory: 1Gi}}}]}}\n";
+    }
+  };
+  std::string text = "apiVersion: v1\nkind: List\nitems:\n";
+  const int count = *rc::gen::inRange(1, 40);
+  for (int i = 0; i < count; ++i) text += item(i);
+  auto read = [&](size_t parallel_items, std::map<std::string, int>& skipped,
+                  std::map<std::string, int>& not_expanded) {
+    PodLoadOptions options;
+    options.skipped_kinds = &skipped;
+    options.not_expanded = &not_expanded;
+    options.parallel_items = parallel_items;
+    return ParsePods(text, "l.yaml", options);
+  };
+  std::map<std::string, int> skipped_one, skipped_many, not_expanded_one, not_expanded_many;
+  auto one = read(SIZE_MAX, skipped_one, not_expanded_one);
+  auto many = read(0, skipped_many, not_expanded_many);
+  RC_ASSERT(one.ok() == many.ok());
+  if (!one.ok()) {
+    RC_ASSERT(one.status() == many.status());
+    return;
+  }
+  RC_ASSERT(skipped_one == skipped_many);
+  RC_ASSERT(not_expanded_one == not_expanded_many);
+  RC_ASSERT(one->size() == many->size());
+  for (size_t i = 0; i < one->size(); ++i) RC_ASSERT(Describe((*one)[i]) == Describe((*many)[i]));
+}
+
+}  // namespace
+}  // namespace podtopo

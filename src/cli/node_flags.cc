@@ -100,8 +100,11 @@ std::optional<std::vector<std::vector<Pod>>> LoadUnderGateSets(
     // One thread per further set of gates: each reads the same tree, read-only.
     std::vector<absl::StatusOr<std::vector<Pod>>> read(gate_sets.size(), std::vector<Pod>());
     auto read_set = [&](size_t g) {
-      PodLoadOptions options{gate_sets[g], node_names, strict, g == 0 ? &skipped : nullptr,
-                             g == 0 ? &not_expanded : nullptr};
+      PodLoadOptions options{.gates = gate_sets[g],
+                             .node_names = node_names,
+                             .strict = strict,
+                             .skipped_kinds = g == 0 ? &skipped : nullptr,
+                             .not_expanded = g == 0 ? &not_expanded : nullptr};
       read[g] = PodsFromManifest(*stream, source, options);
     };
     std::vector<std::thread> threads;

@@ -34,8 +34,25 @@ absl::Status ErrnoStatus(const std::string& path, const char* what, int err) {
   }
 }
 
-absl::StatusOr<std::string> ReadFd(int fd, const std::string& path, size_t max_bytes) {
+// `size_hint`: the file's size when known (a regular file), read straight into the string.
+absl::StatusOr<std::string> ReadFd(int fd, const std::string& path, size_t max_bytes,
+                                   size_t size_hint = 0) {
   std::string out;
+  if (size_hint > 0 && size_hint <= max_bytes) {
+    out.resize(size_hint);
+    size_t got = 0;
+    while (got < size_hint) {
+      ssize_t n = ::read(fd, out.data() + got, size_hint - got);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus(path, "read", errno);
+      }
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+    }
+    out.resize(got);
+    if (got < size_hint) return out;  // the file shrank: that is all of it
+  }
   char buf[65536];
   while (true) {
     ssize_t n = ::read(fd, buf, sizeof(buf));
@@ -60,11 +77,15 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path, size_t max_by
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus(path, "open", errno);
   struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return absl::InvalidArgumentError(fmt::format("{}: is a directory", path));
+  size_t size_hint = 0;
+  if (::fstat(fd, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      return absl::InvalidArgumentError(fmt::format("{}: is a directory", path));
+    }
+    if (S_ISREG(st.st_mode) && st.st_size > 0) size_hint = static_cast<size_t>(st.st_size);
   }
-  auto result = ReadFd(fd, path, max_bytes);
+  auto result = ReadFd(fd, path, max_bytes, size_hint);
   ::close(fd);
   return result;
 }

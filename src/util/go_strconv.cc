@@ -1,6 +1,8 @@
 #include "util/go_strconv.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <string>
@@ -66,19 +68,44 @@ GoRune GoDecodeRune(std::string_view s, size_t pos) {
   return {kRuneError, 1};
 }
 
-std::optional<InvalidUtf8> FindInvalidUtf8(std::string_view s) {
+namespace {
+
+// The line and column of the invalid byte at `bad`.
+InvalidUtf8 LocateInvalidUtf8(std::string_view s, size_t bad) {
   int line = 1, column = 1;
-  for (size_t pos = 0; pos < s.size();) {
-    const GoRune r = GoDecodeRune(s, pos);
-    if (r.rune == U'\uFFFD' && r.size == 1) {
-      return InvalidUtf8{pos, line, column, static_cast<uint8_t>(s[pos])};
-    }
+  for (size_t pos = 0; pos < bad;) {
     if (s[pos] == '\n') {
       ++line;
       column = 1;
     } else {
       ++column;
     }
+    pos += GoDecodeRune(s, pos).size;
+  }
+  return InvalidUtf8{bad, line, column, static_cast<uint8_t>(s[bad])};
+}
+
+}  // namespace
+
+std::optional<InvalidUtf8> FindInvalidUtf8(std::string_view s) {
+  // ASCII runs are skipped eight bytes at a time; the line and column are counted only for
+  // an invalid byte.
+  constexpr uint64_t kHighBits = 0x8080808080808080ull;
+  for (size_t pos = 0; pos < s.size();) {
+    uint64_t word;
+    if (pos + sizeof(word) <= s.size()) {
+      std::memcpy(&word, s.data() + pos, sizeof(word));
+      if ((word & kHighBits) == 0) {
+        pos += sizeof(word);
+        continue;
+      }
+    }
+    if (static_cast<unsigned char>(s[pos]) < 0x80) {
+      ++pos;
+      continue;
+    }
+    const GoRune r = GoDecodeRune(s, pos);
+    if (r.rune == U'\uFFFD' && r.size == 1) return LocateInvalidUtf8(s, pos);
     pos += r.size;
   }
   return std::nullopt;

@@ -1,6 +1,9 @@
 #include "util/go_strconv.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "rapidcheck/gtest.h"
@@ -185,6 +188,67 @@ TEST(GoAtoiTest, Errors) {
   // A bad character before any overflow is a syntax error.
   EXPECT_EQ(message("9x9999999999999999999"),
             "strconv.Atoi: parsing \"9x9999999999999999999\": invalid syntax");
+}
+
+}  // namespace
+}  // namespace podtopo
+
+namespace podtopo {
+namespace {
+
+// The rune-by-rune walk FindInvalidUtf8 replaced (it skips ASCII runs eight bytes at a time).
+std::optional<InvalidUtf8> FindInvalidUtf8Oracle(std::string_view s) {
+  int line = 1, column = 1;
+  for (size_t pos = 0; pos < s.size();) {
+    const GoRune r = GoDecodeRune(s, pos);
+    if (r.rune == U'\uFFFD' && r.size == 1) {
+      return InvalidUtf8{pos, line, column, static_cast<uint8_t>(s[pos])};
+    }
+    if (s[pos] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+    pos += r.size;
+  }
+  return std::nullopt;
+}
+
+void ExpectSameAsOracle(const std::string& s) {
+  const std::optional<InvalidUtf8> got = FindInvalidUtf8(s);
+  const std::optional<InvalidUtf8> want = FindInvalidUtf8Oracle(s);
+  ASSERT_EQ(got.has_value(), want.has_value());
+  if (!got.has_value()) return;
+  EXPECT_EQ(got->offset, want->offset);
+  EXPECT_EQ(got->line, want->line);
+  EXPECT_EQ(got->column, want->column);
+  EXPECT_EQ(got->byte, want->byte);
+}
+
+TEST(FindInvalidUtf8Test, NamesTheByteItsLineAndColumn) {
+  const std::optional<InvalidUtf8> bad = FindInvalidUtf8("ab\ncd\xc3\xa9 long ascii run\xff");
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(bad->offset, 22u);
+  EXPECT_EQ(bad->line, 2);
+  EXPECT_EQ(bad->column, 19);  // é is one rune
+  EXPECT_EQ(bad->byte, 0xff);
+  EXPECT_FALSE(FindInvalidUtf8("").has_value());
+  EXPECT_FALSE(FindInvalidUtf8("0123456789abcdef\xe2\x82\xac\n0123456789").has_value());
+  // A multi-byte rune cut by the end, or straddling an 8-byte word.
+  ExpectSameAsOracle("0123456\xe2\x82");
+  ExpectSameAsOracle("0123456\xe2\x82\xac");
+  ExpectSameAsOracle("01234567\xed\xa0\x80");  // a surrogate
+}
+
+// Random texts: mostly ASCII with lines, some runes of every length, some invalid bytes.
+RC_GTEST_PROP(FindInvalidUtf8Property, SameAsTheRuneByRuneWalk, ()) {
+  const std::vector<std::string> pieces = {
+      "a", "01234567", "\n", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xff", "\xc3",
+      "\xe2\x82", "\xed\xa0\x80", "\xc0\xaf", "\x80"};
+  std::string s;
+  for (int n = *rc::gen::inRange(0, 40); n > 0; --n) s += *rc::gen::elementOf(pieces);
+  ExpectSameAsOracle(s);
 }
 
 }  // namespace
