@@ -169,7 +169,7 @@ ResourceList ListFromJson(const nlohmann::json& j) {
   return list;
 }
 
-std::vector<VectorPod> MemoryVectorPods() {
+std::vector<VectorPod> ReadMemoryVectorPods() {
   std::vector<VectorPod> out;
   const nlohmann::json vectors = testing::LoadVectors("memory_cases.json");
   for (const nlohmann::json& c : vectors.at("cases")) {
@@ -199,6 +199,12 @@ std::vector<VectorPod> MemoryVectorPods() {
                    pod, jp["qos"].get<std::string>()});
   }
   return out;
+}
+
+// Read once: the parameter generator below asks for it for every test name.
+const std::vector<VectorPod>& MemoryVectorPods() {
+  static const std::vector<VectorPod>* pods = new std::vector<VectorPod>(ReadMemoryVectorPods());
+  return *pods;
 }
 
 class MemoryVectorQosTest : public ::testing::TestWithParam<size_t> {};

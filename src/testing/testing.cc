@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include <sys/wait.h>
@@ -28,6 +30,12 @@ std::string MakeTempDir(const std::string& prefix) {
 }
 
 nlohmann::json LoadVectors(const std::string& name) {
+  // Test parameter generators ask for the same file many times at each program start (every
+  // ctest test is a program start): parse each file once.
+  static std::mutex mu;
+  static std::map<std::string, nlohmann::json>* parsed = new std::map<std::string, nlohmann::json>;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = parsed->find(name); it != parsed->end()) return it->second;
   std::string path = SharedDir() + "/vectors/" + name;
   std::ifstream in(path);
   if (!in) {
@@ -36,7 +44,7 @@ nlohmann::json LoadVectors(const std::string& name) {
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str());
+  return parsed->emplace(name, nlohmann::json::parse(ss.str())).first->second;
 }
 
 std::string TestName(const std::string& name, size_t index) {
