@@ -18,11 +18,10 @@ endfunction()
 
 # podtopo_test(NAME SOURCES a_test.cc b_test.cc [LIBS podtopo_cpuset ...])
 # Builds one GoogleTest executable from tests that sit beside the code they test, and
-# registers every TEST with CTest (label "unit"). In a core folder (PODTOPO_IN_CORE) it is
-# skipped when PODTOPO_BUILD_CORE_UNIT_TESTS is off. Tests find ../shared through
+# registers every TEST with CTest (label "unit"). Tests find ../shared through
 # testing::SharedDir() and the repository through testing::SourceDir().
 function(podtopo_test name)
-  if(NOT PODTOPO_BUILD_TESTS OR (PODTOPO_IN_CORE AND NOT PODTOPO_BUILD_CORE_UNIT_TESTS))
+  if(NOT PODTOPO_BUILD_TESTS)
     return()
   endif()
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})

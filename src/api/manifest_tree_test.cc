@@ -163,12 +163,6 @@ TEST(ManifestTree, DocumentsAndHelmSources) {
   EXPECT_TRUE(ParseManifestText("", "t.yaml")->documents.empty());
 }
 
-}  // namespace
-}  // namespace podtopo
-
-namespace podtopo {
-namespace {
-
 constexpr ManifestParseOptions kOnePass{.parallel_json_bytes = SIZE_MAX};
 constexpr ManifestParseOptions kParallel{.parallel_json_bytes = 0};
 
@@ -276,12 +270,6 @@ RC_GTEST_PROP(ManifestTreeParallelJson, RandomListsGiveTheTreeOfOnePass, ()) {
   }
   RcAssertSameTree(text, "l.json", kOnePass, kParallel);
 }
-
-}  // namespace
-}  // namespace podtopo
-
-namespace podtopo {
-namespace {
 
 constexpr ManifestParseOptions kOnePassYaml{.parallel_yaml_bytes = SIZE_MAX};
 constexpr ManifestParseOptions kParallelYaml{.parallel_yaml_bytes = 0};

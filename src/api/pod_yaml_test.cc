@@ -1,7 +1,5 @@
 #include "api/pod_yaml.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -950,22 +948,9 @@ TEST(PodYamlFileTest, MissingFile) {
 }
 
 TEST(PodYamlFileTest, ReadsStdin) {
-  const std::string dir = testing::MakeTempDir("pod-yaml-stdin");
-  const std::string path = dir + "/in.yaml";
-  {
-    std::ofstream out(path);
-    out << SmallPod("from-stdin") << "---\n" << SmallPod("second");
-  }
-  const int saved = ::dup(0);
-  ASSERT_GE(saved, 0);
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0);
-  ASSERT_GE(::dup2(fd, 0), 0);
-  ::close(fd);
-  absl::StatusOr<std::vector<Pod>> pods = LoadPods("-");
-  ::dup2(saved, 0);
-  ::close(saved);
-  std::filesystem::remove_all(dir);
+  absl::StatusOr<std::vector<Pod>> pods = absl::UnknownError("not read");
+  ASSERT_TRUE(testing::WithStdin(SmallPod("from-stdin") + "---\n" + SmallPod("second"),
+                                 [&] { pods = LoadPods("-"); }));
   ASSERT_TRUE(pods.ok()) << pods.status();
   ASSERT_EQ(pods->size(), 2u);
   EXPECT_EQ((*pods)[0].name, "from-stdin");
@@ -973,20 +958,10 @@ TEST(PodYamlFileTest, ReadsStdin) {
 }
 
 TEST(PodYamlFileTest, StdinErrorsSayStdin) {
-  const std::string dir = testing::MakeTempDir("pod-yaml-stdin");
-  const std::string path = dir + "/in.yaml";
-  {
-    std::ofstream out(path);
-    out << PodWithSpec("  containers: [{name: c, resources: {requests: {cpu: 2x}}}]\n");
-  }
-  const int saved = ::dup(0);
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  ::dup2(fd, 0);
-  ::close(fd);
-  absl::StatusOr<std::vector<Pod>> pods = LoadPods("-");
-  ::dup2(saved, 0);
-  ::close(saved);
-  std::filesystem::remove_all(dir);
+  absl::StatusOr<std::vector<Pod>> pods = std::vector<Pod>();
+  ASSERT_TRUE(testing::WithStdin(
+      PodWithSpec("  containers: [{name: c, resources: {requests: {cpu: 2x}}}]\n"),
+      [&] { pods = LoadPods("-"); }));
   ASSERT_FALSE(pods.ok());
   EXPECT_THAT(std::string(pods.status().message()),
               HasSubstr("<stdin>: document 1: spec.containers[0].resources.requests.cpu"));

@@ -2,8 +2,6 @@
 // configurations, compare's totals (and its one node) equal what admit's -o json gives under
 // each configuration, counted here from admit's output as the contract defines the counts.
 // Also: the command's errors and exit codes.
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <set>
@@ -265,20 +263,11 @@ TEST(CompareCommand, OutputIsTheSameForAnyNumberOfThreads) {
 
 // Standard input is read once, however many sets of pod gates the configurations have.
 TEST(CompareCommand, ReadsStdinOnceForEveryConfiguration) {
-  const std::string dir = testing::MakeTempDir("podtopo-compare-stdin");
-  const std::string path = dir + "/in.yaml";
-  ASSERT_TRUE(WriteFileAtomically(path, testing::ReadFileOrEmpty(Example("pod-scope-mixed.yaml"))).ok());
-  const int saved = ::dup(0);
-  ASSERT_GE(saved, 0);
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0);
-  ASSERT_GE(::dup2(fd, 0), 0);
-  ::close(fd);
-  Result r = RunCli({"compare", "-", "--config", Example("kubelet-config-gate-off.yaml"),
-                     "--config", Example("kubelet-config.yaml"), "-o", "json"});
-  ::dup2(saved, 0);
-  ::close(saved);
-  std::filesystem::remove_all(dir);
+  Result r;
+  ASSERT_TRUE(testing::WithStdin(testing::ReadFileOrEmpty(Example("pod-scope-mixed.yaml")), [&] {
+    r = RunCli({"compare", "-", "--config", Example("kubelet-config-gate-off.yaml"), "--config",
+                Example("kubelet-config.yaml"), "-o", "json"});
+  }));
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["results"][0]["total"]["pods"], 1);

@@ -8,7 +8,9 @@
 #include <mutex>
 #include <sstream>
 
+#include <fcntl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace podtopo::testing {
 
@@ -77,6 +79,26 @@ CommandResult RunCommand(const std::string& command, const std::string& stdin_te
 std::string ReadFileOrEmpty(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+bool WithStdin(const std::string& stdin_text, const std::function<void()>& fn) {
+  const std::string dir = MakeTempDir("podtopo-stdin");
+  const std::string path = dir + "/stdin";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << stdin_text;
+  }
+  const int saved = ::dup(0);
+  const int fd = saved < 0 ? -1 : ::open(path.c_str(), O_RDONLY);
+  const bool redirected = fd >= 0 && ::dup2(fd, 0) >= 0;
+  if (fd >= 0) ::close(fd);
+  if (redirected) fn();
+  if (saved >= 0) {
+    ::dup2(saved, 0);
+    ::close(saved);
+  }
+  std::filesystem::remove_all(dir);
+  return redirected;
 }
 
 }  // namespace podtopo::testing

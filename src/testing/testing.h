@@ -3,6 +3,7 @@
 #ifndef PODTOPO_TESTING_TESTING_H_
 #define PODTOPO_TESTING_TESTING_H_
 
+#include <functional>
 #include <string>
 
 #include "nlohmann/json.hpp"
@@ -34,6 +35,10 @@ struct CommandResult {
 CommandResult RunCommand(const std::string& command, const std::string& stdin_text = "");
 // The bytes of the file at `path`; "" when it cannot be read.
 std::string ReadFileOrEmpty(const std::string& path);
+// Runs `fn` with `stdin_text` on this process's standard input (file descriptor 0, read from a
+// temporary file), then gives the original standard input back. False, without running `fn`,
+// when standard input could not be replaced.
+bool WithStdin(const std::string& stdin_text, const std::function<void()>& fn);
 
 }  // namespace podtopo::testing
 
