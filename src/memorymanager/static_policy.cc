@@ -471,24 +471,21 @@ HintSetMap StaticPolicy::CalculateHints(const NumaNodeMap& ms, const Pod& pod,
   // width), then enough free memory of every type.
   MaskFamily family{nodes, 0, 1, {}};
   family.rules.reserve(2 * req.size());
-  for (const auto& [type, size] : req) {
-    CoverRule& a = family.rules.emplace_back();
-    a.need = size;
-    for (const auto& [id, state] : ms) {
-      auto t = state.memory_map.find(type);
-      a.weight[id] = t == state.memory_map.end() ? 0 : t->second.allocatable;
+  // One rule per type: the nodes' `amount` of it covers the request.
+  auto add_rules = [&](uint64_t MemoryTable::*amount) {
+    for (const auto& [type, size] : req) {
+      CoverRule& r = family.rules.emplace_back();
+      r.need = size;
+      for (const auto& [id, state] : ms) {
+        auto t = state.memory_map.find(type);
+        r.weight[id] = t == state.memory_map.end() ? 0 : t->second.*amount;
+      }
     }
-  }
+  };
+  add_rules(&MemoryTable::allocatable);
   topologymanager::PreferenceRule preference;
   preference.count = family.MinCount().value_or(static_cast<int>(ms.size()));
-  for (const auto& [type, size] : req) {
-    CoverRule& f = family.rules.emplace_back();
-    f.need = size;
-    for (const auto& [id, state] : ms) {
-      auto t = state.memory_map.find(type);
-      f.weight[id] = t == state.memory_map.end() ? 0 : t->second.free;
-    }
-  }
+  add_rules(&MemoryTable::free);
   family.domain = nodes & ~used;
   family.min_count = 2;
 
