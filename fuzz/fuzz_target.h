@@ -10,7 +10,7 @@
 // which defines podtopo::fuzz::Fuzz_quantity and registers it under the name "quantity".
 // Two programs are built from the same sources (fuzz/CMakeLists.txt):
 //   * with clang and -DPODTOPO_FUZZ=ON, one libFuzzer executable per target
-//     (`build-asan/fuzz/quantity_fuzzer`), whose LLVMFuzzerTestOneInput calls the function;
+//     (`build/fuzz/quantity_fuzzer`), whose LLVMFuzzerTestOneInput calls the function;
 //     scripts/fuzz.sh TARGET SECONDS runs it;
 //   * in every build with tests, `fuzz_regression_test` (GoogleTest, in ctest), which replays
 //     fuzz/regressions/<target>/* (inputs that once crashed or broke an invariant) and the seed

@@ -6,8 +6,8 @@
 #   scripts/fuzz.sh [--build-dir DIR] --list
 #
 # The targets come from a clang build configured with PODTOPO_FUZZ=ON (docs/reliability.md says
-# how): DIR, else $PODTOPO_FUZZ_BUILD, else build-asan. A missing target is built (in that build
-# tree, -j$PODTOPO_JOBS, default 2). --all runs every target of that tree (the list CMake
+# how): DIR, else $PODTOPO_FUZZ_BUILD, else build (the tree scripts/test.sh builds). A missing
+# target is built (in that build tree, -j$PODTOPO_JOBS, default 2). --all runs every target of that tree (the list CMake
 # recorded, PODTOPO_FUZZ_TARGETS in its cache) for SECONDS each, one after the other, goes on
 # after a failure and exits 1 if any target crashed or broke an invariant (CI calls it so).
 #
@@ -19,7 +19,7 @@
 # "fuzz.sh: TARGET: N executions in S s, ...".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${PODTOPO_FUZZ_BUILD:-build-asan}
+build=${PODTOPO_FUZZ_BUILD:-build}
 
 usage() {
   echo "usage: scripts/fuzz.sh [--build-dir DIR] TARGET SECONDS [libFuzzer flags...]" >&2

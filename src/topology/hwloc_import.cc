@@ -4,15 +4,19 @@
 #include <hwloc.h>
 #include <poll.h>
 #include <signal.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <map>
-#include <set>
 #include <memory>
+#include <optional>
+#include <set>
+#include <string_view>
 #include <vector>
 
 #include "fmt/format.h"
@@ -426,6 +430,88 @@ absl::StatusOr<NodeTopology> ImportIsolated(const std::string& xml, const std::s
   return node;
 }
 
+// The os_index of each PU and NUMANode object, checked on the text before hwloc reads it.
+// hwloc sizes bitmaps by these indexes: a PU without one gets index 2^32-1, and hwloc then
+// copies 512 MiB bitmaps for it (seconds of page faults for a 10 KB file); the importer
+// refuses such objects afterwards anyway (Importer::Index). The scan follows hwloc's own
+// reading: its XML parser (hwloc's "nolibxml" one, Debian builds hwloc without libxml2) takes
+// `<object` elements with double-quoted attributes, decodes &amp; &lt; &gt; &quot; &apos;
+// &#9; &#10; &#13;, reads types case-insensitively ("pu", "node" and "NUMANode" included:
+// hwloc_type_sscanf) and os_index with strtoul (so "-1" is 2^32-1); the last of repeated
+// attributes counts. Any type starting with "pu" or "n" is checked: that covers hwloc's
+// spellings, and the others ("pUxx") hwloc refuses anyway. Objects of other types keep
+// whatever index they have (PCI objects' are bus ids, above 65535).
+std::string DecodeXmlAttribute(std::string_view raw) {
+  static constexpr std::pair<std::string_view, char> kEntities[] = {
+      {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'},
+      {"&apos;", '\''}, {"&#9;", '\t'}, {"&#10;", '\n'}, {"&#13;", '\r'}};
+  std::string out;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    bool decoded = false;
+    if (raw[i] == '&') {
+      for (const auto& [entity, ch] : kEntities) {
+        if (raw.substr(i, entity.size()) == entity) {
+          out += ch;
+          i += entity.size() - 1;
+          decoded = true;
+          break;
+        }
+      }
+    }
+    if (!decoded) out += raw[i];
+  }
+  return out;
+}
+
+absl::Status CheckObjectIndexes(const std::string& xml, const std::string& name) {
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  for (size_t at = xml.find("<object"); at != std::string::npos;
+       at = xml.find("<object", at + 1)) {
+    // The attributes: name="value", separated by spaces, up to '>' or "/>".
+    std::optional<std::string> type, os_index;
+    size_t i = at + 7;
+    if (i < xml.size() && !space(xml[i]) && xml[i] != '>' && xml[i] != '/') continue;
+    while (true) {
+      while (i < xml.size() && space(xml[i])) ++i;
+      size_t eq = xml.find('=', i);
+      if (i >= xml.size() || xml[i] == '>' || xml[i] == '/' || eq == std::string::npos ||
+          eq + 1 >= xml.size() || xml[eq + 1] != '"') {
+        break;
+      }
+      size_t close = xml.find('"', eq + 2);
+      if (close == std::string::npos) break;
+      std::string_view attr(xml.data() + i, eq - i);
+      if (attr.find_first_of(" \t\n\r<>/") != std::string_view::npos) break;
+      std::optional<std::string>* slot =
+          attr == "type" ? &type : attr == "os_index" ? &os_index : nullptr;
+      if (slot != nullptr) {
+        *slot = DecodeXmlAttribute(std::string_view(xml).substr(eq + 2, close - eq - 2));
+      }
+      i = close + 1;
+    }
+    if (!type) continue;
+    const char* kind = strncasecmp(type->c_str(), "pu", 2) == 0 ? "PU"
+                       : (!type->empty() && (type->front() == 'n' || type->front() == 'N'))
+                           ? "NUMANode"
+                           : nullptr;
+    if (kind == nullptr) continue;
+    auto line = [&] {
+      return 1 + std::count(xml.begin(), xml.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    };
+    if (!os_index) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: line {}: {} object without an os_index", name, line(), kind));
+    }
+    auto index = static_cast<unsigned>(std::strtoul(os_index->c_str(), nullptr, 10));
+    if (index > static_cast<unsigned>(CpuSet::kMaxCpuId)) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: line {}: {} object: os_index {} is above {}", name, line(), kind,
+                      index, CpuSet::kMaxCpuId));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // hwloc 2.9 refuses `<topology version="3.0">` (written by hwloc 3.x); the 3.0 format
 // only adds elements the 2.x reader skips, so such files are read as 2.0.
 std::string DowngradeVersion(const std::string& xml, std::vector<std::string>* notes,
@@ -454,6 +540,7 @@ absl::StatusOr<NodeTopology> ImportHwlocXmlText(const std::string& xml, const st
     return absl::InvalidArgumentError(
         fmt::format("{}: not an hwloc XML topology (no <topology> element)", name));
   }
+  PODTOPO_RETURN_IF_ERROR(CheckObjectIndexes(xml, name));
   std::vector<std::string> notes;
   std::string input = DowngradeVersion(xml, &notes, name);
   auto node = ImportIsolated(input, name);

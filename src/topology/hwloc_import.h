@@ -30,8 +30,13 @@
 //   absl::StatusOr<NodeTopology> node = ImportHwlocXml("node.xml");
 //   node->cpus.num_cpus;   // PUs in the export
 //
-// Errors name the file and the object: `node.xml: PU L#3: os_index 70000 is above 65535`,
-// `node.xml: not an hwloc XML topology (hwloc could not load it)`.
+// The os_index of every PU and NUMANode object is checked on the text before hwloc reads it
+// (at most 65535, present): hwloc sizes bitmaps by these indexes, and a PU without one (index
+// 2^32-1) made it copy 512 MiB bitmaps.
+//
+// Errors name the file and the object: `node.xml: line 40: PU object: os_index 70000 is above
+// 65535`, `node.xml: PU L#1: second PU with os_index 1`, `node.xml: not an hwloc XML topology
+// (hwloc could not load it)`.
 #ifndef PODTOPO_TOPOLOGY_HWLOC_IMPORT_H_
 #define PODTOPO_TOPOLOGY_HWLOC_IMPORT_H_
 

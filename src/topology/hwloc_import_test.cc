@@ -204,10 +204,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadXml{"NoPu", Xml(kNuma), "no PU objects"},
         BadXml{"PuHugeIndex",
                Xml(std::string(kNuma) + Pu("70000", "0x00000001") + Pu("1", "0x00000002")),
-               "PU L#0: os_index 70000 is above 65535"},
+               "line 6: PU object: os_index 70000 is above 65535"},
+        // "-1" is what hwloc's strtoul makes of it: 2^32-1, refused before hwloc copies
+        // 512 MiB bitmaps for it.
         BadXml{"PuNegativeIndex",
-               Xml(std::string(kNuma) + Pu("-1", "0x00000001") + Pu("1", "0x00000002")),
-               "PU L#0: "},
+               Xml(std::string(kNuma) + Pu("1", "0x00000002") + Pu("-1", "0x00000001")),
+               "line 7: PU object: os_index 4294967295 is above 65535"},
+        BadXml{"PuWithoutIndex",
+               Xml(std::string(kNuma) + "    <object type=\"PU\" cpuset=\"0x00000001\"/>\n"),
+               "line 6: PU object without an os_index"},
+        // hwloc reads any type starting with "n" as NUMANode, and decodes &#9; in values.
+        BadXml{"NumaNodeHugeIndexSpelledOtherwise",
+               Xml("    <object type=\"node\" os_index=\"&#9;99999\" cpuset=\"0x00000003\"/>\n" +
+                   Pu("0", "0x00000001")),
+               "line 5: NUMANode object: os_index 99999 is above 65535"},
         BadXml{"PuDuplicateIndex",
                Xml(std::string(kNuma) + Pu("1", "0x00000001") + Pu("1", "0x00000002")),
                "PU L#1: second PU with os_index 1"},

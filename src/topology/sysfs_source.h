@@ -52,7 +52,11 @@ class FakeSysfs : public SysfsSource {
  public:
   explicit FakeSysfs(std::string name = "sysfs:fake") : name_(std::move(name)) {}
 
-  void Set(const std::string& rel, std::string contents) { files_[rel] = std::move(contents); }
+  // A file set after every file before it in path order (fixture trees, the fuzz target's
+  // serialized trees) is appended at the end of the map: one comparison, not a search.
+  void Set(const std::string& rel, std::string contents) {
+    files_.insert_or_assign(files_.end(), rel, std::move(contents));
+  }
   void AddDir(const std::string& rel) { dirs_.insert(rel); }
   // Removes a file, or every file under a directory.
   void Remove(const std::string& rel);
