@@ -29,15 +29,15 @@ namespace {
 
 constexpr char kRejectedPrefix[] = "Pod was rejected: ";
 
-ProviderHints FromMap(const std::map<std::string, topologymanager::HintSet>& m) {
+ProviderHints FromMap(std::map<std::string, topologymanager::HintSet>&& m) {
   std::map<std::string, HintList> out;
-  for (const auto& [res, hints] : m) out[res] = hints;
+  for (auto& [res, hints] : m) out.emplace_hint(out.end(), res, std::move(hints));
   return out;
 }
 
-ProviderHints FromOptionalMap(const std::optional<std::map<std::string, topologymanager::HintSet>>& m) {
+ProviderHints FromOptionalMap(std::optional<std::map<std::string, topologymanager::HintSet>>&& m) {
   if (!m.has_value()) return std::nullopt;
-  return FromMap(*m);
+  return FromMap(std::move(*m));
 }
 
 // The memory manager's blocks (null: none) as the result shows them.
@@ -103,14 +103,15 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   AdmissionTrace* trace = nullptr;
 
   // While one pod is admitted: the managers take its QoS class (computed once by Admit) and
-  // compute its request sizes once (StaticPolicy::BeginPod); the trace is dropped at the end.
+  // compute its request sizes once (StaticPolicy::BeginPod, DeviceManager::BeginPod).
   struct PodScope {
     PodScope(Impl& impl, const Pod& pod, QosClass qos) : m(impl) {
       if (m.cpu != nullptr) m.cpu->BeginPod(pod, qos);
       if (m.memory.has_value()) m.memory->BeginPod(pod, qos);
+      m.devices.BeginPod(pod);
     }
     ~PodScope() {
-      m.trace = nullptr;
+      m.devices.EndPod();
       if (m.cpu != nullptr) m.cpu->EndPod();
       if (m.memory.has_value()) m.memory->EndPod();
     }
@@ -192,8 +193,10 @@ class DeviceProvider : public topologymanager::HintProvider {
   // The kubelet's device manager defers pod-level device allocation to container start, where
   // it uses the same stored hint; podtopo allocates the devices here.
   absl::Status AllocatePod(const Pod& pod, Operation op) override {
-    for (const Container* c : pod.InitAndAppContainers()) {
-      if (auto s = Allocate(pod, *c, op); !s.ok()) return s;
+    for (const auto* list : {&pod.init_containers, &pod.containers}) {
+      for (const Container& c : *list) {
+        if (auto s = Allocate(pod, c, op); !s.ok()) return s;
+      }
     }
     return absl::OkStatus();
   }
@@ -718,10 +721,12 @@ std::optional<AdmitResult> Node::Impl::RestartRejection(const Pod& pod, std::str
 }
 
 void Node::Impl::Release(const Pod& pod) {
-  for (const Container* c : pod.InitAndAppContainers()) {
-    devices.RemoveContainer(pod.uid, c->name);
-    if (cpu != nullptr) (void)cpu->RemoveContainer(cpu_state, pod.uid, c->name);
-    if (memory.has_value()) memory->RemoveContainer(memory_state, pod.uid, c->name);
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const Container& c : *list) {
+      devices.RemoveContainer(pod.uid, c.name);
+      if (cpu != nullptr) (void)cpu->RemoveContainer(cpu_state, pod.uid, c.name);
+      if (memory.has_value()) memory->RemoveContainer(memory_state, pod.uid, c.name);
+    }
   }
   // Bubbles of pods whose containers never got entries (a rejection between AllocatePod's
   // steps) go back too.
@@ -748,19 +753,34 @@ PodAllocation Node::Impl::View(const Pod& pod, QosClass qos) const {
   }
   if (memory.has_value()) a.memory = Blocks(memory_state.GetPodMemoryBlocks(pod.uid));
   CpuSet shared = cpu != nullptr ? cpu_state.GetDefaultCpuSet() : topology.cpus.AllCpus();
+  a.containers.reserve(pod.init_containers.size() + pod.containers.size() +
+                       pod.ephemeral_containers.size());
+  // The pod's entries, looked up once.
+  const auto& cpu_entries = cpu_state.GetCpuAssignments();
+  const auto cpu_pod = cpu_entries.find(pod.uid);
+  const auto memory_pod = memory_state.assignments.find(pod.uid);
   auto add = [&](const Container& c) {
     ContainerAllocation ca;
     ca.name = c.name;
     ca.kind = c.kind;
     if (cpu != nullptr && c.kind != ContainerKind::kEphemeral) {
-      ca.cpus = cpu_state.GetCpuSetOrDefault(pod.uid, c.name);
+      // Its state entry, or the default set (CpuState::GetCpuSetOrDefault).
+      ca.cpus = shared;
+      if (cpu_pod != cpu_entries.end()) {
+        auto it = cpu_pod->second.find(c.name);
+        if (it != cpu_pod->second.end()) ca.cpus = it->second;
+      }
       ca.assignment =
           cpumanager::ContainerAssignmentName(cpu->ClassifyContainer(cpu_state, pod, qos, c));
     } else {
       ca.cpus = shared;
       ca.assignment = "node_shared";
     }
-    if (memory.has_value()) ca.memory = Blocks(memory_state.GetMemoryBlocks(pod.uid, c.name));
+    if (memory.has_value() && memory_pod != memory_state.assignments.end()) {
+      if (auto it = memory_pod->second.find(c.name); it != memory_pod->second.end()) {
+        ca.memory = Blocks(&it->second);
+      }
+    }
     ca.devices = devices.ContainerDevices(pod.uid, c.name);
     if (c.kind != ContainerKind::kEphemeral) {
       TopologyHint h = tm->GetAffinity(pod.uid, c.name);
@@ -768,7 +788,8 @@ PodAllocation Node::Impl::View(const Pod& pod, QosClass qos) const {
     }
     a.containers.push_back(std::move(ca));
   };
-  for (const Container* c : pod.InitAndAppContainers()) add(*c);
+  for (const auto& c : pod.init_containers) add(c);
+  for (const auto& c : pod.containers) add(c);
   for (const auto& c : pod.ephemeral_containers) add(c);
   {
     // The pod's hint: the one stored for its first container (all of them under pod scope).
@@ -811,7 +832,11 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
   // The pod's QoS class, once for the whole admission: the managers, the trace and the result
   // take this one.
   const QosClass qos = GetPodQos(pod, m.pod_gates);
-  Impl::PodScope scope(m, pod, qos);
+  // The trace pointer never outlives this admission, whichever way it returns.
+  struct TraceReset {
+    Impl& m;
+    ~TraceReset() { m.trace = nullptr; }
+  } trace_reset{m};
   std::shared_ptr<AdmissionTrace> trace;
   if (m.tracing) {
     trace = std::make_shared<AdmissionTrace>();
@@ -830,6 +855,9 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
     rejected.message = kRejectedPrefix + fit->message;
     return rejected;
   }
+  // The managers' per-pod values, once the pod fits the node (a pod refused above never
+  // reaches them).
+  Impl::PodScope scope(m, pod, qos);
   AdmitResult r = m.tm->Admit(pod);
   // The merged hint of every step, also for a rejection: the policy's Merge of those hints
   // (one merge per step, in order).
@@ -888,7 +916,11 @@ absl::StatusOr<PodAllocation> Node::Remove(const std::string& namespace_name,
                                            namespace_name, name));
   }
   auto [pod, amounts] = m.EraseAdmitted(static_cast<size_t>(it - m.admitted.begin()));
-  PodAllocation before = m.View(pod);
+  // No view of the allocation being released: no caller reads one.
+  PodAllocation removed;
+  removed.namespace_name = pod.namespace_name;
+  removed.name = pod.name;
+  removed.uid = pod.uid;
   // The record goes first: a crash after it leaves stale checkpoint entries, which the next
   // start releases; never a recorded pod without its allocation.
   if (!m.options.state_dir.empty() && !m.options.read_only) {
@@ -913,7 +945,7 @@ absl::StatusOr<PodAllocation> Node::Remove(const std::string& namespace_name,
   }
   m.Release(pod);
   if (auto s = m.Save(); !s.ok()) return s;
-  return before;
+  return removed;
 }
 
 std::vector<PodAllocation> Node::AdmittedPods() const {

@@ -107,7 +107,7 @@ class Node {
   // admission's trace.
   absl::StatusOr<PodAllocation> Admit(const Pod& pod);
 
-  // Releases the pod's containers (kNotFound for an unknown pod).
+  // Releases the pod's containers (kNotFound for an unknown pod); the result names the pod only.
   absl::StatusOr<PodAllocation> Remove(const std::string& namespace_name, const std::string& name);
 
   // Admitted pods, in admission order.
@@ -116,7 +116,7 @@ class Node {
 
   // Whether Admit fills PodAllocation::trace (on by default). Off, the admission decides and
   // allocates the same and the trace stays null: `podtopo admit` turns it off unless `-o wide`
-  // shows it.
+  // shows it; `serve` and `nri` never read it.
   void set_tracing(bool on);
 
   const NodeTopology& topology() const;

@@ -67,8 +67,16 @@ bool LooksLikeNumber(std::string_view s) {
 }
 
 bool IsYamlBool(std::string_view s) {
-  // Only these 22 spellings (go-yaml v2's resolve table); longer text is never one.
-  if (s.size() > 5) return false;
+  // Only these 22 spellings (go-yaml v2's resolve table); longer text is never one, nor text
+  // that starts with another letter.
+  if (s.empty() || s.size() > 5) return false;
+  switch (s[0]) {
+    case 'y': case 'Y': case 'n': case 'N': case 't': case 'T': case 'f': case 'F': case 'o':
+    case 'O':
+      break;
+    default:
+      return false;
+  }
   for (std::string_view b : {"y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true",
                              "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off",
                              "Off", "OFF"}) {
@@ -102,7 +110,9 @@ class TreeBuilder {
     kListItems,  // the top-level list itself (some of its items)
   };
   explicit TreeBuilder(ManifestNode* root, bool skip_unread = true, Root kind = Root::kDocument)
-      : root_(root), skip_unread_(skip_unread), kind_(kind) {}
+      : root_(root), skip_unread_(skip_unread), kind_(kind) {
+    scratch_.reserve(16);
+  }
 
   // Kubernetes objects nest a few levels; a limit keeps the tree (and its destructor) shallow.
   static constexpr size_t kMaxDepth = 512;
@@ -117,7 +127,7 @@ class TreeBuilder {
       skip_next_ = true;
       return;
     }
-    stack_.back()->entries.emplace_back(std::move(k), ManifestNode());
+    scratch_[stack_.size() - 1].entries.emplace_back(std::move(k), ManifestNode());
   }
   // A map or list starts; false when it nests too deep.
   bool Open(ManifestNode::Type type) {
@@ -131,6 +141,7 @@ class TreeBuilder {
     ManifestNode& n = Next();
     n.type = type;
     stack_.push_back(&n);
+    if (scratch_.size() < stack_.size()) scratch_.emplace_back();
     return true;
   }
   // The innermost open map or list ends; returns it (null when it was skipped).
@@ -139,7 +150,17 @@ class TreeBuilder {
       --skip_depth_;
       return nullptr;
     }
-    const ManifestNode* n = stack_.back();
+    ManifestNode* n = stack_.back();
+    Scratch& children = scratch_[stack_.size() - 1];
+    if (n->type == ManifestNode::Type::kMap) {
+      n->entries.assign(std::make_move_iterator(children.entries.begin()),
+                        std::make_move_iterator(children.entries.end()));
+      children.entries.clear();
+    } else {
+      n->items.assign(std::make_move_iterator(children.items.begin()),
+                      std::make_move_iterator(children.items.end()));
+      children.items.clear();
+    }
     stack_.pop_back();
     return n;
   }
@@ -179,8 +200,8 @@ class TreeBuilder {
   }
   // The last key the map at `level` got is `key` (its value is being read).
   bool IsLastKey(size_t level, std::string_view key) const {
-    const ManifestNode* map = stack_[level - 1];
-    return !map->entries.empty() && map->entries.back().first == key;
+    const auto& entries = scratch_[level - 1].entries;
+    return !entries.empty() && entries.back().first == key;
   }
   bool TooDeep() {
     error_ = fmt::format("nested deeper than {} levels", kMaxDepth);
@@ -190,15 +211,25 @@ class TreeBuilder {
   // The node the next value fills: the root, a list's new item or the last key's value.
   ManifestNode& Next() {
     if (stack_.empty()) return *root_;
-    ManifestNode* parent = stack_.back();
-    if (parent->type == ManifestNode::Type::kList) return parent->items.emplace_back();
-    return parent->entries.back().second;
+    Scratch& siblings = scratch_[stack_.size() - 1];
+    if (stack_.back()->type == ManifestNode::Type::kList) return siblings.items.emplace_back();
+    return siblings.entries.back().second;
   }
+
+  // The children of an open map or list are gathered here, one buffer per depth kept for the
+  // next collection at that depth, and moved into it when it closes: each map and list of
+  // the tree is then allocated once, at its size (growing each one in place allocated and
+  // moved it about log2(size) times, and left up to half of it unused).
+  struct Scratch {
+    std::vector<std::pair<std::string, ManifestNode>> entries;
+    std::vector<ManifestNode> items;
+  };
 
   ManifestNode* root_;
   bool skip_unread_;
   Root kind_;
-  std::vector<ManifestNode*> stack_;
+  std::vector<ManifestNode*> stack_;  // the open maps and lists, outermost first
+  std::vector<Scratch> scratch_;      // scratch_[i]: the children of stack_[i] so far
   bool skip_next_ = false;  // the value of a skipped key comes next
   size_t skip_depth_ = 0;   // inside a skipped value, this many levels deep
   std::string error_;
@@ -461,6 +492,11 @@ std::optional<YamlListSpans> FindYamlListItems(std::string_view text) {
   for (size_t pos = 0; pos < text.size();) {
     size_t eol = text.find('\n', pos);
     const size_t next = eol == std::string_view::npos ? text.size() : eol + 1;
+    // Most lines are indented lines inside an item: nothing below looks further at them.
+    if (text[pos] == ' ' && (state != State::kItems || !spans.item_begins.empty())) {
+      pos = next;
+      continue;
+    }
     std::string_view line = text.substr(pos, next - pos);
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
     if (line.starts_with('%') || line.starts_with("---") || line.starts_with("...")) {

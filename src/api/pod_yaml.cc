@@ -205,6 +205,7 @@ class Fields {
     return items_;
   }
   void Add(const std::string* key, const ManifestNode* value) { items_.emplace_back(key, value); }
+  void Reserve(size_t n) { items_.reserve(n); }
 
  private:
   std::vector<std::pair<const std::string*, const ManifestNode*>> items_;
@@ -219,6 +220,7 @@ bool ReadMap(const ManifestNode* node, const std::string& path, Problems& proble
     problems.Add(path, fmt::format("expected a map, got {}", Describe(*node)));
     return false;
   }
+  fields->Reserve(node->entries.size());
   for (size_t i = 0; i < node->entries.size(); ++i) {
     const auto& [key, value] = node->entries[i];
     bool duplicate = false;

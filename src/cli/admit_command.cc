@@ -87,14 +87,11 @@ void AddAdmitCommands(CLI::App& app, Context& ctx) {
     }
     auto node = remove->flags.CreateNode(ctx);
     if (node == nullptr) return;
-    std::vector<PodAllocation> removed;
     for (const auto& key : remove->names) {
       auto slash = key.find('/');
       std::string ns = slash == std::string::npos ? "default" : key.substr(0, slash);
       std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
-      auto r = node->Remove(ns, name);
-      if (!r.ok()) return ctx.Fail(r.status());
-      removed.push_back(std::move(*r));
+      if (auto r = node->Remove(ns, name); !r.ok()) return ctx.Fail(r.status());
     }
     PrintAllocations(node->AdmittedPods(), *node, remove->flags.output, ctx);
   });

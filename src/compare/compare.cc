@@ -78,6 +78,16 @@ absl::Status WithContext(const std::string& config, const std::string& node,
                       fmt::format("--config {} on node {}: {}", config, node, std::string(s.message())));
 }
 
+// An empty node of `topology` under `cfg`, named in its errors as WithContext names them.
+// compare reads no admission trace (AdmissionTrace is for `admit -o wide` and `explain`), so
+// the node builds none.
+absl::StatusOr<std::unique_ptr<Node>> EmptyNode(const Configuration& cfg, const FleetNode& node) {
+  auto created = Node::Create(*node.topology, cfg.config, {});
+  if (!created.ok()) return WithContext(cfg.name, node.name, created.status());
+  (*created)->set_tracing(false);
+  return created;
+}
+
 // The pods of every configuration must be the same pods (only their defaulting may differ).
 absl::Status CheckSamePods(const CompareRequest& request) {
   if (request.configs.empty()) return absl::InvalidArgumentError("no --config given");
@@ -209,8 +219,8 @@ std::vector<int> Representatives(const CompareRequest& request, const std::vecto
 absl::StatusOr<NodeResult> RunNode(const Configuration& cfg, const FleetNode& fleet_node,
                                    int node_index, const std::vector<int>& indices,
                                    std::vector<PodOutcome>* outcomes) {
-  auto node = Node::Create(*fleet_node.topology, cfg.config, {});
-  if (!node.ok()) return WithContext(cfg.name, fleet_node.name, node.status());
+  auto node = EmptyNode(cfg, fleet_node);
+  if (!node.ok()) return node.status();
   NodeResult r;
   r.node = fleet_node.name;
   for (int i : indices) {
@@ -231,8 +241,8 @@ absl::Status RunFirstFit(const Configuration& cfg, const std::vector<FleetNode>&
                          const std::vector<int>& where, ConfigResult* out) {
   std::vector<std::unique_ptr<Node>> nodes;
   for (const auto& f : fleet) {
-    auto node = Node::Create(*f.topology, cfg.config, {});
-    if (!node.ok()) return WithContext(cfg.name, f.name, node.status());
+    auto node = EmptyNode(cfg, f);
+    if (!node.ok()) return node.status();
     nodes.push_back(std::move(*node));
   }
   out->nodes.resize(fleet.size());
@@ -526,9 +536,9 @@ absl::StatusOr<std::vector<CapacityRow>> Capacity(const CompareRequest& request)
     const int s = (k / n_configs) % static_cast<int>(shapes.size());
     const int w = k / n_configs / static_cast<int>(shapes.size());
     const Configuration& cfg = request.configs[c];
-    auto node = Node::Create(*shapes[s].node->topology, cfg.config, {});
+    auto node = EmptyNode(cfg, *shapes[s].node);
     if (!node.ok()) {
-      runs[k] = WithContext(cfg.name, shapes[s].node->name, node.status());
+      runs[k] = node.status();
       return;
     }
     const Pod& tmpl = (*cfg.pods)[workloads[w]];

@@ -256,8 +256,9 @@ void StaticPolicy::BeginPod(const Pod& pod, QosClass qos) {
   AdmissionMemo memo;
   memo.pod = &pod;
   memo.qos = qos;
-  for (const Container* c : pod.InitAndAppContainers()) {
-    memo.guaranteed.emplace_back(c, GuaranteedCpus(pod, memo.qos, *c));
+  memo.guaranteed.reserve(pod.init_containers.size() + pod.containers.size());
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const Container& c : *list) memo.guaranteed.emplace_back(&c, GuaranteedCpus(pod, qos, c));
   }
   memo.pod_guaranteed = PodGuaranteedCpus(pod, memo.qos);
   admission_ = std::move(memo);
@@ -403,10 +404,14 @@ absl::StatusOr<CpuSet> StaticPolicy::TakeByTopology(const CpuSet& available, int
                                                                       : CpuSortingStrategy::kPacked;
   if (options_.distribute_cpus_across_numa) {
     int group = options_.full_physical_cpus_only ? cpu_group_size_ : 1;
+    // Nothing to take: both algorithms' accumulators are satisfied at once (a group size
+    // below 1 is still the distributed algorithm's error).
+    if (num_cpus <= 0 && group > 0) return CpuSet();
     return TakeByTopologyNumaDistributed(topology_, available, num_cpus, group, strategy,
                                          options_.align_by_socket, min_numas_from_hint,
                                          &tables_);
   }
+  if (num_cpus <= 0) return CpuSet();
   return TakeByTopologyNumaPacked(topology_, available, num_cpus, strategy,
                                   options_.prefer_align_by_uncore_cache, &tables_);
 }
@@ -542,9 +547,11 @@ absl::StatusOr<std::map<std::string, CpuSet>> StaticPolicy::PartitionPodCpus(
     pool.Subtract(*cs);
   }
   std::map<std::string, CpuSet> out;
-  for (const Container* c : pod.InitAndAppContainers()) {
-    auto it = assigned.find(c->name);
-    out[c->name] = it != assigned.end() ? it->second : pool;
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const Container& c : *list) {
+      auto it = assigned.find(c.name);
+      out[c.name] = it != assigned.end() ? it->second : pool;
+    }
   }
   return out;
 }
@@ -572,8 +579,10 @@ absl::Status StaticPolicy::AllocatePod(CpuState& state, const Pod& pod) {
       if (std::optional<CpuSet> cs = state.GetCpuSet(pod.uid, c->name)) existing[c->name] = *cs;
     }
   } else {
-    std::vector<const Container*> all = pod.InitAndAppContainers();
-    TopologyHint hint = all.empty() ? TopologyHint{} : AffinityFor(pod.uid, all.front()->name);
+    const Container* first = !pod.init_containers.empty() ? &pod.init_containers.front()
+                             : !pod.containers.empty()    ? &pod.containers.front()
+                                                          : nullptr;
+    TopologyHint hint = first == nullptr ? TopologyHint{} : AffinityFor(pod.uid, first->name);
     absl::StatusOr<CpuSet> allocated = AllocateCpus(state, total, hint.affinity, CpuSet());
     if (!allocated.ok()) return allocated.status();
     bubble = *allocated;
@@ -682,17 +691,27 @@ std::vector<TopologyHint> StaticPolicy::GenerateCpuTopologyHints(const CpuSet& a
   return hints;
 }
 
+namespace {
+
+// The CPU Manager's answer: one "cpu" entry, moved in (an initializer list would copy it).
+HintSetMap CpuHints(topologymanager::HintSet set) {
+  HintSetMap out;
+  out.emplace(kResourceCpu, std::move(set));
+  return out;
+}
+
+}  // namespace
+
 HintSetMap StaticPolicy::GetTopologyHintSets(const CpuState& state, const Pod& pod,
                                              const Container& container) const {
   int requested = GuaranteedCpus(pod, container);
   if (requested == 0) return {};
   if (SkipsPodLevelPod(pod)) return {};
   if (std::optional<CpuSet> allocated = state.GetCpuSet(pod.uid, container.name)) {
-    if (allocated->Size() != requested) return {{kResourceCpu, {}}};
-    return {{kResourceCpu, CpuHintSet(*allocated, CpuSet(), requested)}};
+    if (allocated->Size() != requested) return CpuHints(topologymanager::HintSet());
+    return CpuHints(CpuHintSet(*allocated, CpuSet(), requested));
   }
-  return {{kResourceCpu,
-           CpuHintSet(GetAvailableCpus(state), CpusToReuse(pod.uid), requested)}};
+  return CpuHints(CpuHintSet(GetAvailableCpus(state), CpusToReuse(pod.uid), requested));
 }
 
 HintSetMap StaticPolicy::GetPodTopologyHintSets(const CpuState& state, const Pod& pod) const {
@@ -701,30 +720,29 @@ HintSetMap StaticPolicy::GetPodTopologyHintSets(const CpuState& state, const Pod
   if (requested == 0) return {};
   if (SkipsPodLevelPod(pod)) return {};
   if (gates_.pod_level_resource_managers && pod.HasPodLevelResources()) {
-    if (!ValidatePodScopeResources(pod, qos).ok()) return {{kResourceCpu, {}}};
+    if (!ValidatePodScopeResources(pod, qos).ok()) return CpuHints(topologymanager::HintSet());
     // k/k #141041: a restored pod regenerates its hints from the checkpointed bubble (the
     // per-container check below would wrongly reject its pod-shared-pool containers).
     if (std::optional<CpuSet> bubble = state.GetPodCpuSet(pod.uid)) {
-      if (bubble->Size() != requested) return {{kResourceCpu, {}}};
-      return {{kResourceCpu, CpuHintSet(*bubble, CpuSet(), requested)}};
+      if (bubble->Size() != requested) return CpuHints(topologymanager::HintSet());
+      return CpuHints(CpuHintSet(*bubble, CpuSet(), requested));
     }
-    return {{kResourceCpu,
-             CpuHintSet(GetAvailableCpus(state), CpusToReuse(pod.uid), requested)}};
+    return CpuHints(CpuHintSet(GetAvailableCpus(state), CpusToReuse(pod.uid), requested));
   }
 
   CpuSet assigned;
   for (const Container* c : pod.InitAndAppContainers()) {
     int by_container = GuaranteedCpus(pod, qos, *c);
     if (std::optional<CpuSet> allocated = state.GetCpuSet(pod.uid, c->name)) {
-      if (allocated->Size() != by_container) return {{kResourceCpu, {}}};
+      if (allocated->Size() != by_container) return CpuHints(topologymanager::HintSet());
       assigned.UnionWith(*allocated);
     }
   }
   if (assigned.Size() == requested) {
-    return {{kResourceCpu, CpuHintSet(assigned, CpuSet(), requested)}};
+    return CpuHints(CpuHintSet(assigned, CpuSet(), requested));
   }
   CpuSet reusable = CpusToReuse(pod.uid).Union(assigned);
-  return {{kResourceCpu, CpuHintSet(GetAvailableCpus(state), reusable, requested)}};
+  return CpuHints(CpuHintSet(GetAvailableCpus(state), reusable, requested));
 }
 
 namespace {
@@ -760,10 +778,10 @@ topologymanager::HintSet StaticPolicy::CpuHintSet(const CpuSet& available, const
     return info == nullptr ? 0 : info->numa;  // an unknown CPU reads as NUMA 0 (Go map)
   };
   // minAffinitySize: the fewest NUMA nodes whose CPUs could hold the request at all.
-  MaskFamily capacity{nodes, 0, 1, {t.capacity}};
-  capacity.rules[0].need = request < 0 ? 0 : static_cast<uint64_t>(request);
+  CoverRule capacity = t.capacity;
+  capacity.need = request < 0 ? 0 : static_cast<uint64_t>(request);
   PreferenceRule preference;
-  preference.count = capacity.MinCount().value_or(t.numa_count);
+  preference.count = MaskFamily{nodes, 0, 1, {capacity}}.MinCount().value_or(t.numa_count);
   if (t.numa_per_socket > 0) {  // align-by-socket
     preference.sockets = (preference.count + t.numa_per_socket - 1) / t.numa_per_socket;
     preference.node_sockets = t.node_sockets;

@@ -39,13 +39,22 @@ bool DeviceManager::HasTopologyAlignment(const std::string& resource) const {
                      [](const DeviceInfo& d) { return d.numa >= 0; });
 }
 
-int DeviceManager::DeviceNuma(const std::string& resource, const std::string& id) const {
+const std::vector<DeviceManager::DeviceInfo>* DeviceManager::DevicesOf(
+    const std::string& resource) const {
   auto it = devices_.find(resource);
-  if (it == devices_.end()) return -1;
-  for (const auto& d : it->second) {
-    if (d.id == id) return d.numa;
-  }
-  return -1;
+  return it == devices_.end() ? nullptr : &it->second;
+}
+
+int DeviceManager::NumaIn(const std::vector<DeviceInfo>& devices, const std::string& id) {
+  // Sorted by id: the first device with this id.
+  auto it = std::lower_bound(devices.begin(), devices.end(), id,
+                             [](const DeviceInfo& d, const std::string& v) { return d.id < v; });
+  return it != devices.end() && it->id == id ? it->numa : -1;
+}
+
+int DeviceManager::DeviceNuma(const std::string& resource, const std::string& id) const {
+  const std::vector<DeviceInfo>* devices = DevicesOf(resource);
+  return devices == nullptr ? -1 : NumaIn(*devices, id);
 }
 
 std::map<std::string, std::set<std::string>> DeviceManager::AllocatedDevices() const {
@@ -89,7 +98,8 @@ topologymanager::HintSet DeviceManager::GenerateHints(const std::string& resourc
   // minAffinitySize: the fewest NUMA nodes whose devices could hold the request.
   CoverRule capacity;
   capacity.need = request < 0 ? 0 : static_cast<uint64_t>(request);
-  for (const auto& d : devices_.at(resource)) {
+  const std::vector<DeviceInfo>& devices = devices_.at(resource);
+  for (const auto& d : devices) {
     if (on_node(d.numa)) ++capacity.weight[d.numa];
   }
   topologymanager::PreferenceRule preference;
@@ -101,7 +111,7 @@ topologymanager::HintSet DeviceManager::GenerateHints(const std::string& resourc
   int reusable_on_numa = 0;
   bool reusable_outside = false;
   for (const auto& id : reusable) {
-    int numa = DeviceNuma(resource, id);
+    int numa = NumaIn(devices, id);
     if (numa < 0) continue;  // no topology: skipped
     ++reusable_on_numa;
     if (on_node(numa)) {
@@ -114,7 +124,7 @@ topologymanager::HintSet DeviceManager::GenerateHints(const std::string& resourc
   const int64_t missing = int64_t{request} - reusable_on_numa;
   free.need = missing > 0 ? static_cast<uint64_t>(missing) : 0;
   for (const auto& id : available) {
-    int numa = DeviceNuma(resource, id);
+    int numa = NumaIn(devices, id);
     if (on_node(numa)) ++free.weight[numa];
   }
   family.rules.push_back(free);
@@ -192,9 +202,10 @@ HintMap DeviceManager::HintsFor(const Pod& pod, const std::map<std::string, int>
         if (auto it = rit->second.find(resource); it != rit->second.end()) reusable = it->second;
       }
     }
-    std::set<std::string> both = available;
-    both.insert(reusable.begin(), reusable.end());
-    if (static_cast<int>(both.size()) < requested) {
+    // The devices of both sets, each once.
+    size_t both = available.size();
+    for (const auto& id : reusable) both += available.contains(id) ? 0 : 1;
+    if (static_cast<int>(both) < requested) {
       out[resource] = std::vector<TopologyHint>{};
       continue;
     }
@@ -204,18 +215,31 @@ HintMap DeviceManager::HintsFor(const Pod& pod, const std::map<std::string, int>
 }
 
 HintMap DeviceManager::GetTopologyHints(const Pod& pod, const Container& container) const {
+  if (devices_.empty()) return {};  // no device-plugin resource: no request
   return HintsFor(pod, ContainerRequests(*this, container), &container.name);
 }
 
-HintMap DeviceManager::GetPodTopologyHints(const Pod& pod) const {
+std::map<std::string, int> DeviceManager::PodDeviceRequests(const Pod& pod) const {
   std::map<std::string, int> requests;
+  if (devices_.empty()) return requests;  // no device-plugin resource: no request
   // getPodDeviceRequest: resource.PodLimits over the device-plugin resources.
   for (const auto& [name, q] : PodLimits(pod)) {
-    if (IsDevicePluginResource(name)) {
-      requests[name] = static_cast<int>(std::clamp<int64_t>(q.Value(), 0, 1 << 30));
-    }
+    if (!IsDevicePluginResource(name)) continue;
+    requests.emplace_hint(requests.end(), name,
+                          static_cast<int>(std::clamp<int64_t>(q.Value(), 0, 1 << 30)));
   }
-  return HintsFor(pod, requests, nullptr);
+  return requests;
+}
+
+void DeviceManager::BeginPod(const Pod& pod) { admission_ = AdmissionMemo{&pod, std::nullopt}; }
+
+HintMap DeviceManager::GetPodTopologyHints(const Pod& pod) const {
+  if (devices_.empty()) return {};  // no device-plugin resource: no request
+  if (admission_.has_value() && admission_->pod == &pod) {
+    if (!admission_->requests.has_value()) admission_->requests = PodDeviceRequests(pod);
+    return HintsFor(pod, *admission_->requests, nullptr);
+  }
+  return HintsFor(pod, PodDeviceRequests(pod), nullptr);
 }
 
 absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container,
@@ -268,8 +292,9 @@ absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container,
       if (!HasTopologyAlignment(resource) || !affinity.affinity.has_value()) {
         no_affinity.assign(available.begin(), available.end());
       } else {
+        const std::vector<DeviceInfo>& devices = devices_.at(resource);
         std::map<int, int> per_node;
-        for (const auto& id : available) per_node[DeviceNuma(resource, id)]++;
+        for (const auto& id : available) per_node[NumaIn(devices, id)]++;
         std::vector<int> nodes;
         for (const auto& [n, _] : per_node) nodes.push_back(n);
         const BitMask mask = *affinity.affinity;
@@ -284,7 +309,7 @@ absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container,
         });
         for (int n : nodes) {
           for (const auto& id : available) {
-            if (DeviceNuma(resource, id) != n) continue;
+            if (NumaIn(devices, id) != n) continue;
             if (n < 0) {
               no_affinity.push_back(id);
             } else if (mask.IsSet(n)) {

@@ -21,6 +21,7 @@
 #define PODTOPO_DEVICEMANAGER_DEVICE_MANAGER_H_
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -55,6 +56,11 @@ class DeviceManager {
   HintMap GetTopologyHints(const Pod& pod, const Container& container) const;
   // GetPodTopologyHints (pod scope): the pod's aggregated device limits.
   HintMap GetPodTopologyHints(const Pod& pod) const;
+
+  // Many calls about `pod` follow (Node::Admit): until EndPod, the calls about this same Pod
+  // object compute its aggregated device limits once.
+  void BeginPod(const Pod& pod);
+  void EndPod() { admission_.reset(); }
 
   // Allocates the container's device-plugin limits. `affinity` is the container's merged
   // hint. Idempotent: devices already held by the container count towards its request.
@@ -97,6 +103,10 @@ class DeviceManager {
     int numa = -1;
   };
 
+  // The resource's devices (by id), or null.
+  const std::vector<DeviceInfo>* DevicesOf(const std::string& resource) const;
+  // NUMA node of device `id` among `devices`, -1 when unknown or without affinity.
+  static int NumaIn(const std::vector<DeviceInfo>& devices, const std::string& id);
   bool HasTopologyAlignment(const std::string& resource) const;
   std::set<std::string> Available(const std::string& resource) const;
   // The hints of one resource by structure: masks holding every reusable device's NUMA node and
@@ -108,6 +118,9 @@ class DeviceManager {
   HintMap HintsFor(const Pod& pod, const std::map<std::string, int>& requests,
                    const std::string* container_name) const;
 
+  // getPodDeviceRequest: the pod's device-plugin limits, aggregated.
+  std::map<std::string, int> PodDeviceRequests(const Pod& pod) const;
+
   std::vector<Device> all_;
   std::map<std::string, std::vector<DeviceInfo>> devices_;  // resource -> devices by id
   std::vector<int> numa_nodes_;
@@ -117,6 +130,12 @@ class DeviceManager {
       pod_devices_;
   // The pod being admitted -> resource -> ids its finished init containers left behind.
   std::map<std::string, std::map<std::string, std::set<std::string>>> devices_to_reuse_;
+  // BeginPod's pod and its PodDeviceRequests (computed at the first hint call).
+  struct AdmissionMemo {
+    const Pod* pod = nullptr;
+    std::optional<std::map<std::string, int>> requests;
+  };
+  mutable std::optional<AdmissionMemo> admission_;
 };
 
 }  // namespace podtopo::devicemanager

@@ -1,6 +1,7 @@
 #include "memorymanager/static_policy.h"
 
 #include <algorithm>
+#include <bit>
 #include <set>
 #include <string>
 #include <utility>
@@ -19,11 +20,24 @@ absl::Status MemoryError(const std::string& message) {
   return absl::ResourceExhaustedError("[memorymanager] " + message);
 }
 
-std::vector<const Container*> InitThenApp(const Pod& pod) {
-  std::vector<const Container*> out;
-  for (const Container& c : pod.init_containers) out.push_back(&c);
-  for (const Container& c : pod.containers) out.push_back(&c);
-  return out;
+// The nodes of `mask`, ascending.
+template <typename F>
+void ForEachNode(uint64_t mask, F&& f) {
+  for (uint64_t m = mask; m != 0; m &= m - 1) f(std::countr_zero(m));
+}
+
+// Whether `cells`, as a set, is exactly the nodes of `mask` (the kubelet's areGroupsEqual of
+// the cells and the mask's bits: the same ids, as many of them).
+bool GroupIs(const std::vector<int>& cells, uint64_t mask) {
+  if (static_cast<int>(cells.size()) != std::popcount(mask)) return false;
+  uint64_t seen = 0;
+  for (int c : cells) {
+    if (c < 0 || c > 63) return false;
+    const uint64_t bit = uint64_t{1} << c;
+    if ((mask & bit) == 0 || (seen & bit) != 0) return false;
+    seen |= bit;
+  }
+  return true;
 }
 
 // Lookups that treat a node or memory type missing from the machine state as zero memory
@@ -50,31 +64,24 @@ const NumaNodeState* Node(const NumaNodeMap& ms, int node) {
   return n == ms.end() ? nullptr : &n->second;
 }
 
-bool AreGroupsEqual(std::vector<int> a, std::vector<int> b) {
-  std::sort(a.begin(), a.end());
-  std::sort(b.begin(), b.end());
-  return a == b;
-}
-
 bool IsAffinitySatisfyRequest(const NumaNodeMap& ms, BitMask mask,
                               const RequestedResources& req) {
   for (const auto& [type, size] : req) {
     uint64_t free = 0;
-    for (int node : mask.GetBits()) free += FreeOf(ms, node, type);
+    ForEachNode(mask.value(), [&](int node) { free += FreeOf(ms, node, type); });
     if (free < size) return false;
   }
   return true;
 }
 
 bool IsAffinityViolatingNumaAllocations(const NumaNodeMap& ms, BitMask mask) {
-  std::vector<int> bits = mask.GetBits();
-  bool single = bits.size() == 1;
-  for (int node : bits) {
-    const NumaNodeState* ns = Node(ms, node);
+  const uint64_t m = mask.value();
+  if (std::popcount(m) == 1) return false;  // a single node never violates
+  for (uint64_t r = m; r != 0; r &= r - 1) {
+    const NumaNodeState* ns = Node(ms, std::countr_zero(r));
     if (ns == nullptr || ns->number_of_assignments == 0) continue;
-    if (single) continue;
     if (ns->cells.size() == 1) return true;
-    if (!AreGroupsEqual(ns->cells, bits)) return true;
+    if (!GroupIs(ns->cells, m)) return true;
   }
   return false;
 }
@@ -322,8 +329,11 @@ void StaticPolicy::BeginPod(const Pod& pod, QosClass qos) {
   AdmissionMemo memo;
   memo.pod = &pod;
   memo.qos = qos;
-  for (const Container* c : pod.InitAndAppContainers()) {
-    memo.containers.emplace_back(c, ContainerRequestedResources(pod, *c));
+  memo.containers.reserve(pod.init_containers.size() + pod.containers.size());
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const Container& c : *list) {
+      memo.containers.emplace_back(&c, ContainerRequestedResources(pod, c));
+    }
   }
   memo.pod_request = PodRequestedResources(pod);
   admission_ = std::move(memo);
@@ -338,6 +348,24 @@ absl::StatusOr<RequestedResources> StaticPolicy::ContainerRequestedResources(
     }
   }
   return GetContainerRequestedResources(pod, c, gates_.pod_level_resource_managers);
+}
+
+const absl::StatusOr<RequestedResources>& StaticPolicy::PodRequest(
+    const Pod& pod, absl::StatusOr<RequestedResources>& scratch) const {
+  if (const AdmissionMemo* memo = MemoFor(pod)) return memo->pod_request;
+  scratch = GetPodRequestedResources(pod, gates_.pod_level_resource_managers);
+  return scratch;
+}
+
+const absl::StatusOr<RequestedResources>& StaticPolicy::ContainerRequest(
+    const Pod& pod, const Container& c, absl::StatusOr<RequestedResources>& scratch) const {
+  if (const AdmissionMemo* memo = MemoFor(pod)) {
+    for (const auto& [container, req] : memo->containers) {
+      if (container == &c) return req;
+    }
+  }
+  scratch = GetContainerRequestedResources(pod, c, gates_.pod_level_resource_managers);
+  return scratch;
 }
 
 absl::StatusOr<RequestedResources> StaticPolicy::PodRequestedResources(const Pod& pod) const {
@@ -358,14 +386,14 @@ uint64_t StaticPolicy::PodReusableMemory(const Pod& pod, BitMask mask,
 bool StaticPolicy::MaskQualifies(const NumaNodeMap& ms, const Pod& pod,
                                  const RequestedResources& req, BitMask mask,
                                  bool* covers_allocatable) const {
-  std::vector<int> bits = mask.GetBits();
-  bool single = bits.size() == 1;
+  const uint64_t m = mask.value();
+  const bool single = std::popcount(m) == 1;
   if (covers_allocatable != nullptr) *covers_allocatable = false;
 
   // Enough allocatable memory of every type in the mask.
   for (const auto& [type, size] : req) {
     uint64_t allocatable = 0;
-    for (int node : bits) allocatable += AllocatableOf(ms, node, type);
+    ForEachNode(m, [&](int node) { allocatable += AllocatableOf(ms, node, type); });
     if (allocatable < size) return false;
   }
   // (The smallest mask that could ever satisfy the request is counted here.)
@@ -373,23 +401,24 @@ bool StaticPolicy::MaskQualifies(const NumaNodeMap& ms, const Pod& pod,
 
   // A node grouped with others cannot serve a single-NUMA allocation.
   if (single) {
-    const NumaNodeState* ns = Node(ms, bits[0]);
+    const NumaNodeState* ns = Node(ms, std::countr_zero(m));
     if (ns != nullptr && ns->cells.size() > 1) return false;
   }
   // A used node can join a multi-NUMA mask only with its exact group.
   if (!single) {
-    for (int node : bits) {
-      const NumaNodeState* ns = Node(ms, node);
+    for (uint64_t r = m; r != 0; r &= r - 1) {
+      const NumaNodeState* ns = Node(ms, std::countr_zero(r));
       if (ns == nullptr || ns->number_of_assignments <= 0) continue;
       if (ns->cells.size() == 1) return false;
-      if (!AreGroupsEqual(ns->cells, bits)) return false;
+      if (!GroupIs(ns->cells, m)) return false;
     }
   }
   // Enough free memory (plus this pod's reusable init-container memory).
+  const bool reusable = init_containers_reusable_memory_.contains(pod.uid);
   for (const auto& [type, size] : req) {
     uint64_t free = 0;
-    for (int node : bits) free += FreeOf(ms, node, type);
-    if (free + PodReusableMemory(pod, mask, type) < size) return false;
+    ForEachNode(m, [&](int node) { free += FreeOf(ms, node, type); });
+    if (free + (reusable ? PodReusableMemory(pod, mask, type) : 0) < size) return false;
   }
   return true;
 }
@@ -438,25 +467,27 @@ HintSetMap StaticPolicy::CalculateHints(const NumaNodeMap& ms, const Pod& pod,
     nodes |= uint64_t{1} << id;
     if (state.number_of_assignments > 0) used |= uint64_t{1} << id;
   }
-  std::vector<CoverRule> allocatable, free;
-  for (const auto& [type, size] : req) {
-    CoverRule a, f;
-    a.need = f.need = size;
-    for (const auto& [id, state] : ms) {
-      a.weight[id] = AllocatableOf(ms, id, type);
-      f.weight[id] = FreeOf(ms, id, type);
+  // The rules: enough allocatable memory of every type (which also gives the preferred
+  // width), then enough free memory of every type.
+  MaskFamily family{nodes, 0, 1, {}};
+  family.rules.reserve(2 * req.size());
+  // One rule per type: the nodes' `amount` of it covers the request.
+  auto add_rules = [&](uint64_t MemoryTable::*amount) {
+    for (const auto& [type, size] : req) {
+      CoverRule& r = family.rules.emplace_back();
+      r.need = size;
+      for (const auto& [id, state] : ms) {
+        auto t = state.memory_map.find(type);
+        r.weight[id] = t == state.memory_map.end() ? 0 : t->second.*amount;
+      }
     }
-    allocatable.push_back(a);
-    free.push_back(f);
-  }
+  };
+  add_rules(&MemoryTable::allocatable);
   topologymanager::PreferenceRule preference;
-  preference.count = MaskFamily{nodes, 0, 1, allocatable}.MinCount().value_or(
-      static_cast<int>(ms.size()));
-  MaskFamily family;
+  preference.count = family.MinCount().value_or(static_cast<int>(ms.size()));
+  add_rules(&MemoryTable::free);
   family.domain = nodes & ~used;
   family.min_count = 2;
-  family.rules = allocatable;
-  family.rules.insert(family.rules.end(), free.begin(), free.end());
 
   std::vector<uint64_t> candidates;
   for (const auto& [id, state] : ms) {
@@ -485,7 +516,13 @@ HintSetMap StaticPolicy::CalculateHints(const NumaNodeMap& ms, const Pod& pod,
   HintSet set = HintSet::FromMasks(nodes, std::move(family), std::move(extra), preference);
   if (set.empty()) return {};  // no type gets a list: the kubelet's empty map
   HintSetMap out;
-  for (const auto& [type, size] : req) out[type] = set;
+  for (auto it = req.begin(); it != req.end(); ++it) {
+    if (std::next(it) == req.end()) {
+      out.emplace_hint(out.end(), it->first, std::move(set));
+    } else {
+      out.emplace_hint(out.end(), it->first, set);
+    }
+  }
   return out;
 }
 
@@ -495,14 +532,16 @@ absl::Status StaticPolicy::ValidatePodScopeResources(const Pod& pod) const {
 }
 
 absl::Status StaticPolicy::CheckPodScopeResources(const Pod& pod) const {
-  absl::StatusOr<RequestedResources> total_or = PodRequestedResources(pod);
+  absl::StatusOr<RequestedResources> total_or_scratch;
+  const absl::StatusOr<RequestedResources>& total_or = PodRequest(pod, total_or_scratch);
   if (!total_or.ok()) return total_or.status();
   const RequestedResources& total = *total_or;
 
   bool has_shared_long_running = false;
   RequestedResources long_running_exclusive;  // sidecars and app containers with exclusive memory
   for (const Container& c : pod.init_containers) {
-    absl::StatusOr<RequestedResources> reqs = ContainerRequestedResources(pod, c);
+    absl::StatusOr<RequestedResources> reqs_scratch;
+    const absl::StatusOr<RequestedResources>& reqs = ContainerRequest(pod, c, reqs_scratch);
     if (!reqs.ok()) return reqs.status();
     if (!c.IsRestartableInit()) {
       if (!reqs->empty()) {
@@ -535,7 +574,8 @@ absl::Status StaticPolicy::CheckPodScopeResources(const Pod& pod) const {
     for (const auto& [type, size] : *reqs) long_running_exclusive[type] += size;
   }
   for (const Container& c : pod.containers) {
-    absl::StatusOr<RequestedResources> reqs = ContainerRequestedResources(pod, c);
+    absl::StatusOr<RequestedResources> reqs_scratch;
+    const absl::StatusOr<RequestedResources>& reqs = ContainerRequest(pod, c, reqs_scratch);
     if (!reqs.ok()) return reqs.status();
     if (reqs->empty()) {
       has_shared_long_running = true;
@@ -677,7 +717,8 @@ absl::Status StaticPolicy::Allocate(MemoryState& state, const Pod& pod,
   }
 
   TopologyHint hint = affinity_->GetAffinity(pod.uid, container.name);
-  absl::StatusOr<RequestedResources> req = ContainerRequestedResources(pod, container);
+  absl::StatusOr<RequestedResources> req_scratch;
+  const absl::StatusOr<RequestedResources>& req = ContainerRequest(pod, container, req_scratch);
   if (!req.ok()) return req.status();
   if (req->empty()) return absl::OkStatus();  // #138770: nothing exclusive to pin
 
@@ -710,7 +751,8 @@ absl::Status StaticPolicy::AllocatePod(MemoryState& state, const Pod& pod) {
         pod.Key()));
   }
 
-  absl::StatusOr<RequestedResources> total_or = PodRequestedResources(pod);
+  absl::StatusOr<RequestedResources> total_or_scratch;
+  const absl::StatusOr<RequestedResources>& total_or = PodRequest(pod, total_or_scratch);
   if (!total_or.ok()) return absl::OkStatus();  // the kubelet logs and admits unpinned
   const RequestedResources& pod_total = *total_or;
   if (pod_total.empty()) return absl::OkStatus();
@@ -732,12 +774,14 @@ absl::Status StaticPolicy::AllocatePod(MemoryState& state, const Pod& pod) {
     return TypedAdmissionError(kReasonEmptyPodSharedPool, std::string(valid.message()));
   }
 
-  std::vector<const Container*> all = InitThenApp(pod);
-  if (all.empty()) {
+  const Container* first = !pod.init_containers.empty() ? &pod.init_containers.front()
+                           : !pod.containers.empty()    ? &pod.containers.front()
+                                                        : nullptr;
+  if (first == nullptr) {
     return absl::InvalidArgumentError(
         fmt::format("[memorymanager] pod {} has no containers", pod.Key()));
   }
-  TopologyHint hint = affinity_->GetAffinity(pod.uid, all.front()->name);
+  TopologyHint hint = affinity_->GetAffinity(pod.uid, first->name);
   absl::StatusOr<TopologyHint> best = BestHint(state.machine_state, pod, pod_total, hint);
   if (!best.ok()) return best.status();
   std::vector<int> bits = best->affinity->GetBits();
@@ -754,7 +798,8 @@ absl::Status StaticPolicy::AllocatePod(MemoryState& state, const Pod& pod) {
   std::map<std::string, std::vector<Block>> exclusive;
   RequestedResources sidecars;
   for (const Container& c : pod.init_containers) {
-    absl::StatusOr<RequestedResources> reqs = ContainerRequestedResources(pod, c);
+    absl::StatusOr<RequestedResources> reqs_scratch;
+    const absl::StatusOr<RequestedResources>& reqs = ContainerRequest(pod, c, reqs_scratch);
     if (!reqs.ok()) return reqs.status();
     RequestedResources runnable;  // budget minus sidecars declared so far
     for (const auto& [type, size] : pod_total) runnable[type] = size - sidecars[type];
@@ -771,7 +816,8 @@ absl::Status StaticPolicy::AllocatePod(MemoryState& state, const Pod& pod) {
   RequestedResources app_pool;
   for (const auto& [type, size] : pod_total) app_pool[type] = size - sidecars[type];
   for (const Container& c : pod.containers) {
-    absl::StatusOr<RequestedResources> reqs = ContainerRequestedResources(pod, c);
+    absl::StatusOr<RequestedResources> reqs_scratch;
+    const absl::StatusOr<RequestedResources>& reqs = ContainerRequest(pod, c, reqs_scratch);
     if (!reqs.ok()) return reqs.status();
     if (reqs->empty()) continue;  // shared pool
     std::vector<Block> blocks;
@@ -792,9 +838,11 @@ absl::Status StaticPolicy::AllocatePod(MemoryState& state, const Pod& pod) {
   }
 
   state.SetPodMemoryBlocks(pod.uid, std::move(pod_blocks));
-  for (const Container* c : all) {
-    auto it = exclusive.find(c->name);
-    state.SetMemoryBlocks(pod.uid, c->name, it != exclusive.end() ? it->second : shared_pool);
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const Container& c : *list) {
+      auto it = exclusive.find(c.name);
+      state.SetMemoryBlocks(pod.uid, c.name, it != exclusive.end() ? it->second : shared_pool);
+    }
   }
   return absl::OkStatus();
 }
@@ -852,7 +900,8 @@ std::optional<HintSetMap> StaticPolicy::GetTopologyHintSets(const MemoryState& s
                                                             const Pod& pod,
                                                             const Container& container) const {
   if (PodQos(pod) != QosClass::kGuaranteed) return std::nullopt;
-  absl::StatusOr<RequestedResources> req = ContainerRequestedResources(pod, container);
+  absl::StatusOr<RequestedResources> req_scratch;
+  const absl::StatusOr<RequestedResources>& req = ContainerRequest(pod, container, req_scratch);
   if (!req.ok()) return std::nullopt;
   if (PodLevelSkipped(pod)) return std::nullopt;
   if (req->empty()) return std::nullopt;  // #138770
@@ -865,7 +914,8 @@ std::optional<HintSetMap> StaticPolicy::GetTopologyHintSets(const MemoryState& s
 std::optional<HintSetMap> StaticPolicy::GetPodTopologyHintSets(const MemoryState& state,
                                                                const Pod& pod) const {
   if (PodQos(pod) != QosClass::kGuaranteed) return std::nullopt;
-  absl::StatusOr<RequestedResources> req = PodRequestedResources(pod);
+  absl::StatusOr<RequestedResources> req_scratch;
+  const absl::StatusOr<RequestedResources>& req = PodRequest(pod, req_scratch);
   if (!req.ok()) return std::nullopt;
   if (PodLevelSkipped(pod)) return std::nullopt;
   bool pod_level = gates_.pod_level_resource_managers && pod.HasPodLevelResources();
@@ -884,9 +934,12 @@ std::optional<HintSetMap> StaticPolicy::GetPodTopologyHintSets(const MemoryState
       return RegenerateHints(*pod_blocks, *req);
     }
   }
-  for (const Container* c : InitThenApp(pod)) {
-    if (const std::vector<Block>* blocks = state.GetMemoryBlocks(pod.uid, c->name)) {
-      return RegenerateHints(*blocks, *req);
+  if (auto entries = state.assignments.find(pod.uid); entries != state.assignments.end()) {
+    for (const auto* list : {&pod.init_containers, &pod.containers}) {
+      for (const Container& c : *list) {
+        auto it = entries->second.find(c.name);
+        if (it != entries->second.end()) return RegenerateHints(it->second, *req);
+      }
     }
   }
   // Pod hints are calculated once for all containers: no reusable memory to consider.

@@ -249,6 +249,12 @@ class StaticPolicy {
   const AdmissionMemo* MemoFor(const Pod& pod) const {
     return admission_.has_value() && admission_->pod == &pod ? &*admission_ : nullptr;
   }
+  // PodRequestedResources / ContainerRequestedResources without a copy: the memo's value, or
+  // the one computed into `scratch`.
+  const absl::StatusOr<RequestedResources>& PodRequest(
+      const Pod& pod, absl::StatusOr<RequestedResources>& scratch) const;
+  const absl::StatusOr<RequestedResources>& ContainerRequest(
+      const Pod& pod, const Container& c, absl::StatusOr<RequestedResources>& scratch) const;
   std::optional<AdmissionMemo> admission_;
 };
 

@@ -74,6 +74,7 @@ absl::StatusOr<std::unique_ptr<Plugin>> Plugin::Create(NodeTopology topology,
   o.state_dir = options.state_dir;
   auto node = Node::Create(std::move(topology), std::move(config), o);
   if (!node.ok()) return node.status();
+  (*node)->set_tracing(false);  // nothing here reads the admission trace
   std::unique_ptr<Plugin> p(new Plugin(std::move(*node), std::move(load), std::move(options)));
   p->RefreshAllocations();
   return p;

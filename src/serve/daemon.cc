@@ -209,6 +209,7 @@ class Daemon::Impl {
       FinishRestore(node.status());
       return;
     }
+    (*node)->set_tracing(false);  // nothing here reads the admission trace
     std::map<std::string, std::string> initial = ListManifests();
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -502,6 +502,7 @@ class StructuredMerge {
 
   std::optional<uint64_t> BestPreferred() const {
     std::vector<const MergeList*> strict;  // lists without {nil, preferred}
+    strict.reserve(lists_.size());
     for (const MergeList& l : lists_) {
       if (!l.nil_preferred) strict.push_back(&l);
     }
@@ -534,6 +535,9 @@ class StructuredMerge {
     if (!all_families) return best;
     MaskSearch search;
     search.allowed = dv_;
+    size_t rule_count = 0;
+    for (const MergeList* l : strict) rule_count += l->set->family()->rules.size();
+    search.rules.reserve(rule_count);
     std::optional<int> fixed;
     bool counts_agree = true, any_socket = false;
     for (const MergeList* l : strict) {
@@ -564,17 +568,19 @@ class StructuredMerge {
     const int lo = fixed.value_or(1), hi = fixed.value_or(std::popcount(search.allowed));
     for (int c = lo; c <= hi; ++c) {
       if (best && std::popcount(*best) < c) break;  // a narrower extra mask already won
-      MaskSearch at = search;
+      std::optional<uint64_t> found;
       if (any_socket) {
+        MaskSearch at = search;
         for (const MergeList* l : strict) {
           const PreferenceRule& p = l->set->preference();
           if (p.sockets.has_value() && !l->singles && c != p.count) {
             at.socket_limits.push_back({&p, *p.sockets});
           }
         }
+        Consider(at, c, found);
+      } else {
+        Consider(search, c, found);
       }
-      std::optional<uint64_t> found;
-      Consider(at, c, found);
       if (found) {
         if (!best || Better(*found, *best)) best = found;
         break;
@@ -763,6 +769,11 @@ TopologyHint MergeStructured(const std::string& policy_name, const NUMAInfo& num
                              const PolicyOptions& opts, const ProvidersHints& providers_hints) {
   const bool single = policy_name == kPolicySingleNumaNode;
   std::vector<MergeList> lists;
+  size_t list_count = 0;
+  for (const ProviderHints& hints : providers_hints) {
+    list_count += hints.has_value() && !hints->empty() ? hints->size() : 1;
+  }
+  lists.reserve(list_count);
   auto listed = [&](std::vector<TopologyHint> hints) {
     MergeList l;
     if (single) hints = FilterSingleNumaHints({hints}).front();

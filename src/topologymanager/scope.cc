@@ -1,5 +1,7 @@
 #include "topologymanager/scope.h"
 
+#include <bit>
+
 #include "fmt/format.h"
 
 namespace podtopo::topologymanager {
@@ -12,6 +14,32 @@ std::vector<const Container*> AdmissionOrder(const Pod& pod) {
   for (const Container& c : pod.init_containers) out.push_back(&c);
   for (const Container& c : pod.containers) out.push_back(&c);
   return out;
+}
+
+// Whether the permutation that takes `mask` from every hint list is all preferred: every
+// provider either has no preference (nil map, nil list) or lists `mask` as a preferred hint.
+// The kubelet's mergePermutation makes that permutation the preferred `mask` (equal
+// affinities, all preferred; `mask` comes from an earlier merge, so it lies within the default
+// affinity), and its merger never replaces a preferred candidate by a non-preferred one: the
+// merge is preferred and every policy admits. single-numa-node keeps the one-node preferred
+// hints only, so there `mask` must be one node.
+bool PreferredByAll(const ProvidersHints& hints, const std::optional<BitMask>& affinity,
+                    bool single) {
+  if (!affinity.has_value()) return false;
+  const uint64_t mask = affinity->value();
+  if (mask == 0 || (single && std::popcount(mask) != 1)) return false;
+  for (const ProviderHints& p : hints) {
+    if (!p.has_value()) continue;
+    for (const auto& [resource, list] : *p) {
+      if (list.has_value() && !list->Preferred(mask)) return false;
+    }
+  }
+  return true;
+}
+
+const Container* FirstContainer(const Pod& pod) {
+  if (!pod.init_containers.empty()) return &pod.init_containers.front();
+  return pod.containers.empty() ? nullptr : &pod.containers.front();
 }
 
 }  // namespace
@@ -79,8 +107,8 @@ AdmitResult Manager::AdmitPod(const Pod& pod, Operation op) {
   const bool pod_level = gates_.pod_level_resource_managers && pod.HasPodLevelResources();
   if (pod_level) {
     if (!merged.admit) return GetPodAdmitResult(PodLevelTopologyAffinityError());
-    for (const Container* container : AdmissionOrder(pod)) {
-      SetAffinity(pod.uid, container->name, merged.hint);
+    for (const auto* list : {&pod.init_containers, &pod.containers}) {
+      for (const Container& container : *list) SetAffinity(pod.uid, container.name, merged.hint);
     }
     for (HintProvider* provider : providers_) {
       absl::Status status = provider->AllocatePod(pod, op);
@@ -104,6 +132,9 @@ AdmitResult Manager::AdmitAllocated(const Pod& pod, Operation op) {
   if (policy == kPolicyNone || policy == kPolicyBestEffort) {
     return GetPodAdmitResult(absl::OkStatus());
   }
+  // The merge can only be skipped where it admits for sure: every list prefers the hint the
+  // pod holds (PreferredByAll).
+  const bool single = policy == kPolicySingleNumaNode;
   if (scope_name_ == kScopeContainer) {
     for (const Container* container : AdmissionOrder(pod)) {
       ProvidersHints hints;
@@ -111,6 +142,7 @@ AdmitResult Manager::AdmitAllocated(const Pod& pod, Operation op) {
       for (HintProvider* provider : providers_) {
         hints.push_back(provider->GetTopologyHints(pod, *container, op));
       }
+      if (PreferredByAll(hints, GetAffinity(pod.uid, container->name).affinity, single)) continue;
       if (!Merge(hints).admit) return GetPodAdmitResult(TopologyAffinityError());
     }
   } else if (scope_name_ == kScopePod) {
@@ -118,6 +150,11 @@ AdmitResult Manager::AdmitAllocated(const Pod& pod, Operation op) {
     hints.reserve(providers_.size());
     for (HintProvider* provider : providers_) {
       hints.push_back(provider->GetPodTopologyHints(pod, op));
+    }
+    const Container* first = FirstContainer(pod);
+    if (first != nullptr &&
+        PreferredByAll(hints, GetAffinity(pod.uid, first->name).affinity, single)) {
+      return GetPodAdmitResult(absl::OkStatus());
     }
     if (!Merge(hints).admit) {
       const bool pod_level = gates_.pod_level_resource_managers && pod.HasPodLevelResources();

@@ -105,14 +105,14 @@ class Manager {
 
   // Admit's decision for a pod whose allocation every provider already holds (a re-admission
   // right after Admit, as a restarting kubelet does): the scope's hints and merges only,
-  // nothing stored, nothing allocated. Same answer as Admit for such a pod, because each
-  // provider's Allocate/AllocatePod keeps an existing allocation and succeeds (the CPU set or
-  // pod bubble with every container entry, the memory blocks, the devices) — so only a merge
-  // can refuse it. Policies none and best-effort never refuse here.
+  // nothing stored, nothing allocated. Same answer as Admit: each provider's Allocate and
+  // AllocatePod keep an existing allocation (CPUs, pod bubble, memory blocks, devices) and
+  // succeed, so only a merge can refuse it. None and best-effort never refuse; a step whose
+  // every hint list prefers the hint the pod holds is not merged (that merge admits).
   AdmitResult AdmitAllocated(const Pod& pod, Operation op = Operation::kAdd);
 
-  // The policy's merges of the last Admit or AdmitAllocated, in order: one per merge step
-  // (the pod in pod scope, each container so far in container scope; none in scope none).
+  // The policy's merges of the last Admit or AdmitAllocated (steps it skips have none), one per
+  // merge step (the pod in pod scope, each container so far in container scope; none in none).
   const std::vector<MergeResult>& last_merges() const { return last_merges_; }
 
   // The hint stored for (pod, container), or the zero hint {nil, false}.
