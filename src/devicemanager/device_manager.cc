@@ -298,7 +298,7 @@ absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container,
         std::vector<int> nodes;
         for (const auto& [n, _] : per_node) nodes.push_back(n);
         const BitMask mask = *affinity.affinity;
-        std::stable_sort(nodes.begin(), nodes.end(), [&](int a, int b) {
+        auto before = [&](int a, int b) {
           bool ia = a >= 0 && mask.IsSet(a), ib = b >= 0 && mask.IsSet(b);
           if (ia && ib) return per_node[a] < per_node[b];
           if (ia) return true;
@@ -306,7 +306,14 @@ absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container,
           if (a < 0) return false;
           if (b < 0) return true;
           return per_node[a] < per_node[b];
-        });
+        };
+        // A stable sort of the few nodes (insertion: no buffer, as std::stable_sort takes).
+        for (size_t i = 1; i < nodes.size(); ++i) {
+          const int n = nodes[i];
+          size_t j = i;
+          for (; j > 0 && before(n, nodes[j - 1]); --j) nodes[j] = nodes[j - 1];
+          nodes[j] = n;
+        }
         for (int n : nodes) {
           for (const auto& id : available) {
             if (NumaIn(devices, id) != n) continue;

@@ -490,6 +490,7 @@ HintSetMap StaticPolicy::CalculateHints(const NumaNodeMap& ms, const Pod& pod,
   family.min_count = 2;
 
   std::vector<uint64_t> candidates;
+  candidates.reserve(2 * ms.size());
   for (const auto& [id, state] : ms) {
     candidates.push_back(uint64_t{1} << id);
     if (state.number_of_assignments > 0 && state.cells.size() > 1) {
@@ -507,6 +508,7 @@ HintSetMap StaticPolicy::CalculateHints(const NumaNodeMap& ms, const Pod& pod,
     }
   }
   std::vector<uint64_t> extra;
+  extra.reserve(candidates.size());
   for (uint64_t m : candidates) {
     if ((m & ~nodes) == 0 && m != 0 &&
         MaskQualifies(ms, pod, req, BitMask::FromUint64(m), nullptr)) {

@@ -12,7 +12,13 @@ uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
   return s < a ? std::numeric_limits<uint64_t>::max() : s;
 }
 
-int Popcount(uint64_t m) { return std::popcount(m); }
+// std::popcount without a library call (the build targets x86-64 without POPCNT).
+int Popcount(uint64_t m) {
+  m = m - ((m >> 1) & 0x5555555555555555ULL);
+  m = (m & 0x3333333333333333ULL) + ((m >> 2) & 0x3333333333333333ULL);
+  m = (m + (m >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return static_cast<int>((m * 0x0101010101010101ULL) >> 56);
+}
 
 }  // namespace
 
