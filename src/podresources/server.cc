@@ -1,6 +1,8 @@
 #include "podresources/server.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +13,7 @@
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "grpcpp/server_posix.h"
 #include "grpcpp/impl/codegen/server_callback_handlers.h"
 #include "grpcpp/server_context.h"
 
@@ -292,9 +295,34 @@ absl::Status PodResourcesServer::Listen(const std::string& socket_path) {
                                                 socket_path, std::strerror(errno)));
     }
   }
+  // The server accepts the connections itself and relays them to gRPC (socket_relay.h).
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_path.size() >= sizeof(addr.sun_path)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--socket {}: longer than the {} bytes of a unix socket path", socket_path,
+        sizeof(addr.sun_path) - 1));
+  }
+  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) {
+    return absl::UnavailableError(
+        fmt::format("--socket {}: socket: {}", socket_path, std::strerror(errno)));
+  }
+  // The socket is created with the process umask: make it 0600 from the start.
+  mode_t old = umask(0177);
+  int bound = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  int bind_errno = errno;
+  umask(old);
+  if (bound != 0 || listen(fd, SOMAXCONN) != 0) {
+    int e = bound != 0 ? bind_errno : errno;
+    close(fd);
+    return absl::UnavailableError(fmt::format("--socket {}: cannot listen on the unix socket: {}",
+                                              socket_path, std::strerror(e)));
+  }
+  chmod(socket_path.c_str(), 0600);
+
   grpc::ServerBuilder builder;
-  int bound = 0;
-  builder.AddListeningPort("unix:" + socket_path, grpc::InsecureServerCredentials(), &bound);
   builder.RegisterService(v1_.get());
   builder.RegisterService(v1alpha1_.get());
   // Requests are empty or two short strings: refuse anything large before decoding it.
@@ -305,24 +333,28 @@ absl::Status PodResourcesServer::Listen(const std::string& socket_path) {
   grpc::ResourceQuota quota("podtopo-podresources");
   quota.Resize(kMemoryQuotaBytes);
   builder.SetResourceQuota(quota);
-  // The socket is created with the process umask: make it 0600 from the start.
-  mode_t old = umask(0177);
   server_ = builder.BuildAndStart();
-  umask(old);
   if (server_ == nullptr) {
+    close(fd);
+    unlink(socket_path.c_str());
     return absl::UnavailableError(
-        fmt::format("--socket {}: cannot listen on the unix socket", socket_path));
+        fmt::format("--socket {}: cannot start the gRPC server", socket_path));
   }
-  chmod(socket_path.c_str(), 0600);
+  grpc::Server* server = server_.get();
+  relay_ = std::make_unique<SocketRelay>(fd, SocketRelay::Limits{}, [server](int conn) {
+    grpc::AddInsecureChannelFromFd(server, conn);
+  });
   socket_path_ = socket_path;
   return absl::OkStatus();
 }
 
 void PodResourcesServer::Shutdown(std::chrono::milliseconds grace) {
   if (server_ == nullptr) return;
+  relay_->Stop();
   server_->Shutdown(std::chrono::system_clock::now() + grace);
   server_->Wait();
   server_.reset();
+  relay_.reset();
   unlink(socket_path_.c_str());
 }
 

@@ -14,8 +14,10 @@
 //  * The socket's parent directory is created (0750), a stale socket removed, and the socket
 //    created with mode 0600.
 //  * Methods are served with gRPC's callback API (no thread waits for a client that does not
-//    read its answers), and the transport's buffers share a 64 MiB gRPC memory quota
-//    (docs/reliability.md, "The gRPC surface").
+//    read its answers), the transport's buffers share a 64 MiB gRPC memory quota, and the
+//    server relays each connection to gRPC itself, so that a client that does not read its
+//    answers gets no more requests served and is closed when it stalls (socket_relay.h;
+//    docs/reliability.md, "The gRPC surface").
 //
 // Example:
 //   PodResourcesServer server({.qps = 100, .burst = 10});
@@ -38,6 +40,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "podresources/rate_limiter.h"
 #include "podresources/report.h"
+#include "podresources/socket_relay.h"
 #include "podresources/v1/api.grpc.pb.h"
 #include "podresources/v1alpha1/api.grpc.pb.h"
 
@@ -100,6 +103,7 @@ class PodResourcesServer {
   std::unique_ptr<V1Service> v1_;
   std::unique_ptr<V1alpha1Service> v1alpha1_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<SocketRelay> relay_;  // the socket's listener; set while listening
   std::string socket_path_;
 };
 

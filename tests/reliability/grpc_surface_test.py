@@ -433,8 +433,8 @@ def never_read(srv, connections, streams, callers):
     rss = srv.rss()
     threads = srv.threads()
     failures = [x for x in late if isinstance(x, str)]
-    check(not failures, f"with {connections} connections that never read: {failures[0]}"
-          if failures else "")
+    check(not failures, f"with {connections} connections that never read: {failures[0]}\n"
+          + srv.serve.tail() if failures else "")
     measure(f"List while {connections} x {streams} streams are never read, slowest of "
             f"{len(late)}", max(late))
     measure(f"server threads while {connections} x {streams} streams are never read", threads, "")
