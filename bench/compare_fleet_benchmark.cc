@@ -22,7 +22,9 @@
 // -O2 -g1: JSON 3.84 s wall / 5.15 cpu_s, YAML 5.14 s wall / 8.07 cpu_s. After the YAML tree
 // and compare changes, measured at load average 6-8 (other helpers' builds), old and new
 // binaries interleaved, whole process: YAML 9.1-9.4 -> 7.8-8.4 s CPU, 27.4-27.9 -> 18.5-18.9 s
-// wall; JSON 3.97 -> 3.72 s CPU; not re-measured idle.
+// wall; JSON 3.97 -> 3.72 s CPU; at load 4.7, this benchmark: JSON 6.6 s / cpu_s 4.70, YAML
+// 11.2 s / cpu_s 7.65. The spread under load is larger than the change (callgrind: -7.5%
+// instructions on the first 10,000 pods); not re-measured idle.
 //
 // Before timing, each input's result is checked: both configurations count 100,000 pods, the
 // admitted total and every rejection reason are 1,000 times what `podtopo admit` gives for one
