@@ -164,21 +164,20 @@ class TreeBuilder {
     stack_.pop_back();
     return n;
   }
-  // A scalar (or an alias's copy) fills the next place; returns it (null when skipped).
-  const ManifestNode* Value(ManifestNode value) {
+  // The node a scalar (or an alias's copy) fills, to be filled by the caller; null when the
+  // value is skipped.
+  ManifestNode* NextValue() {
     if (skip_next_ || skip_depth_ > 0) {
       skip_next_ = false;
       return nullptr;
     }
-    ManifestNode& n = Next();
-    n = std::move(value);
-    return &n;
+    return &Next();
   }
-  const ManifestNode* Scalar(ManifestNode::Type type, std::string text) {
-    ManifestNode n;
-    n.type = type;
-    n.text = std::move(text);
-    return Value(std::move(n));
+  void Scalar(ManifestNode::Type type, std::string text) {
+    if (ManifestNode* n = NextValue()) {
+      n->type = type;
+      n->text = std::move(text);
+    }
   }
 
   bool too_deep() const { return too_deep_; }
@@ -364,8 +363,8 @@ absl::StatusOr<ManifestStream> ParseYaml(std::string_view text, const std::strin
         anchors.clear();
         break;
       case YAML_SCALAR_EVENT: {
-        std::string value(reinterpret_cast<const char*>(ev.data.scalar.value),
-                          ev.data.scalar.length);
+        const std::string_view value(reinterpret_cast<const char*>(ev.data.scalar.value),
+                                     ev.data.scalar.length);
         const bool plain = ev.data.scalar.tag == nullptr && ev.data.scalar.plain_implicit &&
                            ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
         const ManifestNode::Type type = plain ? ClassifyPlain(value) : ManifestNode::Type::kString;
@@ -377,19 +376,21 @@ absl::StatusOr<ManifestStream> ParseYaml(std::string_view text, const std::strin
           if (ev.data.scalar.anchor != nullptr) {
             ManifestNode key;
             key.type = type;
-            key.text = value;
+            key.text = std::string(value);
             keep_anchor(ev.data.scalar.anchor, &key);
           }
-          builder->Key(std::move(value));
+          builder->Key(std::string(value));
           frames.back() = Frame::kMapValue;
           break;
         }
-        ManifestNode n;
-        n.type = type;
-        n.yaml_plain_number = type == ManifestNode::Type::kNumber;
-        n.text = std::move(value);
-        if (ev.data.scalar.anchor != nullptr) keep_anchor(ev.data.scalar.anchor, &n);
-        builder->Value(std::move(n));
+        // Nothing is skipped when the text has anchors (skip_unread), so an anchored scalar
+        // always has its node.
+        if (ManifestNode* n = builder->NextValue()) {
+          n->type = type;
+          n->yaml_plain_number = type == ManifestNode::Type::kNumber;
+          n->text = value;
+          keep_anchor(ev.data.scalar.anchor, n);
+        }
         value_done();
         break;
       }
@@ -415,7 +416,7 @@ absl::StatusOr<ManifestStream> ParseYaml(std::string_view text, const std::strin
           frames.back() = Frame::kMapValue;
           break;
         }
-        builder->Value(it->second);
+        if (ManifestNode* n = builder->NextValue()) *n = it->second;
         value_done();
         break;
       }
@@ -870,6 +871,27 @@ absl::StatusOr<ManifestStream> ParseManifestText(const std::string& text,
     }
   }
   return ParseYaml(text, source_name);
+}
+
+void FreeManifestStream(ManifestStream stream) {
+  constexpr size_t kParallelItems = 1000;
+  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  if (threads < 2) return;
+  for (ManifestDocument& doc : stream.documents) {
+    for (auto& [key, value] : doc.root.entries) {
+      if (!value.IsList() || value.items.size() < kParallelItems) continue;
+      std::vector<ManifestNode>& items = value.items;
+      auto free_range = [&](size_t t) {
+        for (size_t k = items.size() * t / threads; k < items.size() * (t + 1) / threads; ++k) {
+          items[k] = ManifestNode();
+        }
+      };
+      std::vector<std::thread> pool;
+      for (size_t t = 1; t < threads; ++t) pool.emplace_back(free_range, t);
+      free_range(0);
+      for (auto& th : pool) th.join();
+    }
+  }
 }
 
 }  // namespace podtopo

@@ -95,6 +95,11 @@ absl::StatusOr<ManifestStream> ParseManifestText(const std::string& text,
                                                  const std::string& source_name,
                                                  const ManifestParseOptions& options = {});
 
+// Frees `stream`; the items of a List of thousands (`kubectl get pods -A`) are freed on
+// several threads, as ParseManifestText built them (one thread walked the 100,000 pods of
+// the fleet benchmark for about 0.2 s while the other core waited).
+void FreeManifestStream(ManifestStream stream);
+
 }  // namespace podtopo
 
 #endif  // PODTOPO_API_MANIFEST_TREE_H_

@@ -85,8 +85,13 @@ constexpr uint8_t kUrlNamespace[16] = {0x6b, 0xa7, 0xb8, 0x11, 0x9d, 0xad, 0x11,
 // ---------------------------------------------------------------------------------------
 // Field paths and problems.
 
-std::string Join(const std::string& path, const std::string& field) {
-  return path.empty() ? field : path + "." + field;
+// `path.field` (one allocation: these paths are built for every field read, error or not).
+std::string Join(const std::string& path, std::string_view field) {
+  if (path.empty()) return std::string(field);
+  std::string out;
+  out.reserve(path.size() + 1 + field.size());
+  out.append(path).append(1, '.').append(field);
+  return out;
 }
 
 std::string Index(const std::string& path, size_t i) { return fmt::format("{}[{}]", path, i); }
@@ -100,7 +105,11 @@ std::string ResourceKey(const std::string& path, const std::string& name) {
       simple = false;
     }
   }
-  return simple ? path + "." + name : path + "[" + name + "]";
+  std::string out;
+  out.reserve(path.size() + name.size() + 2);
+  out.append(path);
+  if (simple) return out.append(1, '.').append(name);
+  return out.append(1, '[').append(name).append(1, ']');
 }
 
 // The problems found in one document, each "<field path>: <what is wrong>".

@@ -329,6 +329,55 @@ items:
   EXPECT_THAT(r.err, HasSubstr("skipped 1 Service object"));
 }
 
+TEST(CompareCommand, OtherKindsAreOneStderrLinePerKindAndErrorsWhenStrict) {
+  const std::string dir = testing::MakeTempDir("podtopo-compare-kinds");
+  const std::string helm = dir + "/chart.yaml";
+  ASSERT_TRUE(WriteFileAtomically(helm, R"(---
+# Source: shop/templates/pod.yaml
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers: [{name: c, image: x, resources: {limits: {cpu: "1", memory: 1Gi}}}]
+---
+# Source: shop/templates/service.yaml
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+---
+# Source: shop/templates/config.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web}
+---
+# Source: shop/templates/metrics.yaml
+apiVersion: v1
+kind: Service
+metadata: {name: metrics}
+)").ok());
+  const std::vector<std::string> args = {"compare", helm, "--config",
+                                         Example("kubelet-config-gate-off.yaml"), "--config",
+                                         Example("kubelet-config.yaml"), "-o", "json"};
+  Result r = RunCli(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["results"][0]["total"]["pods"], 1);
+  // One line per kind, whatever the number of configurations and objects.
+  EXPECT_EQ(r.err,
+            "podtopo: skipped 1 ConfigMap object (podtopo reads pods and workload controllers; "
+            "--strict makes this an error)\n"
+            "podtopo: skipped 2 Service objects (podtopo reads pods and workload controllers; "
+            "--strict makes this an error)\n");
+  std::vector<std::string> strict = args;
+  strict.push_back("--strict");
+  Result s = RunCli(strict);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(s.code, 1);
+  EXPECT_EQ(s.out, "");
+  EXPECT_THAT(s.err, HasSubstr(helm + ": document 2"));
+  EXPECT_THAT(s.err, HasSubstr("shop/templates/service.yaml"));
+  EXPECT_THAT(s.err, HasSubstr("kind \"Service\" is not supported"));
+}
+
 TEST(CompareCommand, HookSmokeAndOutputs) {
   std::string dir = testing::MakeTempDir("podtopo-compare-cli");
   std::string cfg = dir + "/c.yaml", pod = dir + "/p.yaml";
@@ -361,8 +410,12 @@ TEST(CompareCommand, BadInputExitsOneAndWritesNothing) {
   expect_bad({"compare", pods, "--config", on}, "give --config at least twice");
   std::filesystem::create_directories(dir + "/fleet");
   ASSERT_TRUE(WriteFileAtomically(dir + "/fleet/a.json", "{\"cpus\": 3}").ok());
-  expect_bad({"compare", pods, "--node", dir + "/fleet", "--config", off, "--config", on},
-             "--node " + dir + "/fleet: " + dir + "/fleet/a.json");
+  // Nothing is written in any format (the report is written only once everything is read).
+  for (const std::string format : {"table", "json", "html", "svg"}) {
+    expect_bad({"compare", pods, "--node", dir + "/fleet", "--config", off, "--config", on, "-o",
+                format},
+               "--node " + dir + "/fleet: " + dir + "/fleet/a.json");
+  }
   expect_bad({"compare", pods, "--node", "a=preset:demo", "--node", "b=preset:demo", "--config",
               off, "--config", on},
              "pod default/pod-scope-mixed: spec.nodeName: not set");

@@ -111,6 +111,7 @@ std::optional<std::vector<std::vector<Pod>>> LoadUnderGateSets(
     for (size_t g = 1; g < gate_sets.size(); ++g) threads.emplace_back(read_set, g);
     read_set(0);
     for (auto& t : threads) t.join();
+    FreeManifestStream(std::move(*stream));
     for (size_t g = 0; g < gate_sets.size(); ++g) {
       if (!read[g].ok()) {
         ctx.Fail(read[g].status());

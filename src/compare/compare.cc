@@ -384,18 +384,22 @@ absl::StatusOr<CompareResult> Compare(const CompareRequest& request) {
   for (size_t i = 0; i < where->size(); ++i) pods_of[(*where)[i]].push_back(static_cast<int>(i));
   // The (configuration, node) runs: one per node, or one per group of identical nodes.
   std::vector<std::vector<int>> stands_for(n_configs);
-  std::vector<std::pair<int, int>> work;  // (configuration, node) to run
-  for (int c = 0; c < n_configs; ++c) {
-    const Configuration& cfg = request.configs[c];
-    const bool same_pods_as_before = c > 0 && cfg.pods == request.configs[c - 1].pods;
-    if (same_pods_as_before) {
-      stands_for[c] = stands_for[c - 1];
-    } else if (request.share_identical_nodes) {
-      stands_for[c] = Representatives(request, *cfg.pods, pods_of);
+  auto same_pods_as_before = [&](int c) {
+    return c > 0 && request.configs[c].pods == request.configs[c - 1].pods;
+  };
+  // Each list of pods on its own thread (the signatures of 100,000 pods take a while).
+  ParallelFor(n_configs, request.threads, [&](int c) {
+    if (same_pods_as_before(c)) return;  // copied below
+    if (request.share_identical_nodes) {
+      stands_for[c] = Representatives(request, *request.configs[c].pods, pods_of);
     } else {
       stands_for[c].resize(n_nodes);
       for (int j = 0; j < n_nodes; ++j) stands_for[c][j] = j;
     }
+  });
+  std::vector<std::pair<int, int>> work;  // (configuration, node) to run
+  for (int c = 0; c < n_configs; ++c) {
+    if (same_pods_as_before(c)) stands_for[c] = stands_for[c - 1];
     for (int j = 0; j < n_nodes; ++j) {
       if (stands_for[c][j] == j) work.emplace_back(c, j);
     }
@@ -407,14 +411,20 @@ absl::StatusOr<CompareResult> Compare(const CompareRequest& request) {
     runs[static_cast<size_t>(c) * n_nodes + j] =
         RunNode(request.configs[c], fleet[j], j, pods_of[j], &result.configs[c].pods);
   });
-  for (int c = 0; c < n_configs; ++c) {
+  // Each configuration's results on its own thread; the first failed run in (configuration,
+  // node) order is the error.
+  std::vector<absl::Status> errors(n_configs);
+  ParallelFor(n_configs, request.threads, [&](int c) {
     ConfigResult& cr = result.configs[c];
     const std::vector<Pod>& pods = *request.configs[c].pods;
     cr.nodes.reserve(n_nodes);
     for (int j = 0; j < n_nodes; ++j) {
       const int rep = stands_for[c][j];
-      auto& run = runs[static_cast<size_t>(c) * n_nodes + rep];
-      if (!run.ok()) return run.status();
+      const auto& run = runs[static_cast<size_t>(c) * n_nodes + rep];
+      if (!run.ok()) {
+        errors[c] = run.status();
+        return;
+      }
       cr.total.Add(run->tally);
       if (rep == j) {
         cr.nodes.push_back(*run);
@@ -428,6 +438,9 @@ absl::StatusOr<CompareResult> Compare(const CompareRequest& request) {
         cr.pods[pods_of[j][k]] = PodOutcome{pods[pods_of[j][k]].Key(), j, same.admitted, same.reason};
       }
     }
+  });
+  for (const auto& e : errors) {
+    if (!e.ok()) return e;
   }
   return result;
 }
