@@ -68,7 +68,8 @@ bool IsAffinitySatisfyRequest(const NumaNodeMap& ms, BitMask mask,
                               const RequestedResources& req) {
   for (const auto& [type, size] : req) {
     uint64_t free = 0;
-    ForEachNode(mask.value(), [&](int node) { free += FreeOf(ms, node, type); });
+    // `t`: clang 14 (CI's compiler) cannot capture a structured binding itself.
+    ForEachNode(mask.value(), [&, &t = type](int node) { free += FreeOf(ms, node, t); });
     if (free < size) return false;
   }
   return true;
@@ -393,7 +394,7 @@ bool StaticPolicy::MaskQualifies(const NumaNodeMap& ms, const Pod& pod,
   // Enough allocatable memory of every type in the mask.
   for (const auto& [type, size] : req) {
     uint64_t allocatable = 0;
-    ForEachNode(m, [&](int node) { allocatable += AllocatableOf(ms, node, type); });
+    ForEachNode(m, [&, &t = type](int node) { allocatable += AllocatableOf(ms, node, t); });
     if (allocatable < size) return false;
   }
   // (The smallest mask that could ever satisfy the request is counted here.)
@@ -417,7 +418,7 @@ bool StaticPolicy::MaskQualifies(const NumaNodeMap& ms, const Pod& pod,
   const bool reusable = init_containers_reusable_memory_.contains(pod.uid);
   for (const auto& [type, size] : req) {
     uint64_t free = 0;
-    ForEachNode(m, [&](int node) { free += FreeOf(ms, node, type); });
+    ForEachNode(m, [&, &t = type](int node) { free += FreeOf(ms, node, t); });
     if (free + (reusable ? PodReusableMemory(pod, mask, type) : 0) < size) return false;
   }
   return true;
