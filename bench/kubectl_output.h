@@ -108,9 +108,24 @@ inline std::string KubectlYaml(const nlohmann::json& j) {
   return out;
 }
 
+// The directories MakeTempDir made, removed with their contents when the program exits (the
+// fleet inputs are about 440 MB).
+struct TempDirs {
+  std::vector<std::string> paths;
+  ~TempDirs() {
+    for (const std::string& p : paths) {
+      std::error_code ignored;
+      std::filesystem::remove_all(p, ignored);
+    }
+  }
+};
+
+// A new directory under $TMPDIR, removed at exit.
 inline std::string MakeTempDir(const std::string& prefix) {
+  static TempDirs made;
   std::string d = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
   if (mkdtemp(d.data()) == nullptr) std::abort();
+  made.paths.push_back(d);
   return d;
 }
 
