@@ -39,12 +39,6 @@ bool DeviceManager::HasTopologyAlignment(const std::string& resource) const {
                      [](const DeviceInfo& d) { return d.numa >= 0; });
 }
 
-const std::vector<DeviceManager::DeviceInfo>* DeviceManager::DevicesOf(
-    const std::string& resource) const {
-  auto it = devices_.find(resource);
-  return it == devices_.end() ? nullptr : &it->second;
-}
-
 int DeviceManager::NumaIn(const std::vector<DeviceInfo>& devices, const std::string& id) {
   // Sorted by id: the first device with this id.
   auto it = std::lower_bound(devices.begin(), devices.end(), id,
@@ -53,8 +47,8 @@ int DeviceManager::NumaIn(const std::vector<DeviceInfo>& devices, const std::str
 }
 
 int DeviceManager::DeviceNuma(const std::string& resource, const std::string& id) const {
-  const std::vector<DeviceInfo>* devices = DevicesOf(resource);
-  return devices == nullptr ? -1 : NumaIn(*devices, id);
+  auto it = devices_.find(resource);
+  return it == devices_.end() ? -1 : NumaIn(it->second, id);
 }
 
 std::map<std::string, std::set<std::string>> DeviceManager::AllocatedDevices() const {
@@ -298,7 +292,7 @@ absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container,
         std::vector<int> nodes;
         for (const auto& [n, _] : per_node) nodes.push_back(n);
         const BitMask mask = *affinity.affinity;
-        auto before = [&](int a, int b) {
+        std::stable_sort(nodes.begin(), nodes.end(), [&](int a, int b) {
           bool ia = a >= 0 && mask.IsSet(a), ib = b >= 0 && mask.IsSet(b);
           if (ia && ib) return per_node[a] < per_node[b];
           if (ia) return true;
@@ -306,14 +300,7 @@ absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container,
           if (a < 0) return false;
           if (b < 0) return true;
           return per_node[a] < per_node[b];
-        };
-        // A stable sort of the few nodes (insertion: no buffer, as std::stable_sort takes).
-        for (size_t i = 1; i < nodes.size(); ++i) {
-          const int n = nodes[i];
-          size_t j = i;
-          for (; j > 0 && before(n, nodes[j - 1]); --j) nodes[j] = nodes[j - 1];
-          nodes[j] = n;
-        }
+        });
         for (int n : nodes) {
           for (const auto& id : available) {
             if (NumaIn(devices, id) != n) continue;

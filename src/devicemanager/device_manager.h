@@ -103,8 +103,6 @@ class DeviceManager {
     int numa = -1;
   };
 
-  // The resource's devices (by id), or null.
-  const std::vector<DeviceInfo>* DevicesOf(const std::string& resource) const;
   // NUMA node of device `id` among `devices`, -1 when unknown or without affinity.
   static int NumaIn(const std::vector<DeviceInfo>& devices, const std::string& id);
   bool HasTopologyAlignment(const std::string& resource) const;

@@ -343,12 +343,8 @@ void StaticPolicy::BeginPod(const Pod& pod, QosClass qos) {
 
 absl::StatusOr<RequestedResources> StaticPolicy::ContainerRequestedResources(
     const Pod& pod, const Container& c) const {
-  if (const AdmissionMemo* memo = MemoFor(pod)) {
-    for (const auto& [container, req] : memo->containers) {
-      if (container == &c) return req;
-    }
-  }
-  return GetContainerRequestedResources(pod, c, gates_.pod_level_resource_managers);
+  absl::StatusOr<RequestedResources> scratch;
+  return ContainerRequest(pod, c, scratch);
 }
 
 const absl::StatusOr<RequestedResources>& StaticPolicy::PodRequest(
@@ -370,8 +366,8 @@ const absl::StatusOr<RequestedResources>& StaticPolicy::ContainerRequest(
 }
 
 absl::StatusOr<RequestedResources> StaticPolicy::PodRequestedResources(const Pod& pod) const {
-  if (const AdmissionMemo* memo = MemoFor(pod)) return memo->pod_request;
-  return GetPodRequestedResources(pod, gates_.pod_level_resource_managers);
+  absl::StatusOr<RequestedResources> scratch;
+  return PodRequest(pod, scratch);
 }
 
 uint64_t StaticPolicy::PodReusableMemory(const Pod& pod, BitMask mask,
