@@ -449,8 +449,12 @@ class Decoder {
       if (key.IsScalar()) {
         name = key.Scalar();
       } else {
-        Add(Severity::kWarning, field_prefix,
-            "a mapping key is not a scalar; the kubelet cannot decode it and ignores it",
+        // sigs.k8s.io/yaml turns the file into JSON first and refuses a key that is not a
+        // string, number or boolean ("unsupported map key of type"): the kubelet does not start.
+        Add(Severity::kError, field_prefix,
+            fmt::format("a mapping key is {}; the kubelet refuses the file (unsupported map "
+                        "key: only strings, numbers and booleans can be keys)",
+                        key.IsNull() ? "empty (null)" : key.IsMap() ? "a mapping" : "a sequence"),
             key.Mark());
         continue;
       }
@@ -1467,7 +1471,14 @@ std::string KubeletConfig::ToYaml() const {
   }
   string_map("systemReserved", system_reserved);
   string_map("kubeReserved", kube_reserved);
-  string_map("evictionHard", eviction_hard);
+  // An empty evictionHard is a setting of its own: written as {}, it reads back as "no hard
+  // eviction thresholds"; left out, it would read back as the kubelet's defaults.
+  if (eviction_hard.empty()) {
+    out << YAML::Key << "evictionHard" << YAML::Value << YAML::Flow << YAML::BeginMap
+        << YAML::EndMap;
+  } else {
+    string_map("evictionHard", eviction_hard);
+  }
   if (merge_default_eviction_settings) {
     out << YAML::Key << "mergeDefaultEvictionSettings" << YAML::Value << true;
   }

@@ -562,6 +562,51 @@ TEST(KubeletConfigDecodeTest, InvalidUtf8IsAnErrorAtItsLineAndColumn) {
   EXPECT_FALSE(HasErrors(p.findings)) << Dump(p.findings);
 }
 
+// sigs.k8s.io/yaml refuses a key that is not a string, number or boolean, so the kubelet does
+// not start. podtopo warned and dropped the entry; then `evictionHard:` holding only such a key
+// decoded as an explicit empty map, which ToYaml() left out, and it read back as the defaults
+// (found by the kubelet_config fuzz target, fuzz/regressions/kubelet_config/crash-75075a1d...).
+TEST(KubeletConfigDecodeTest, KeyThatIsNotAStringNumberOrBoolIsAnError) {
+  const std::string head =
+      "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n";
+  for (const auto& [body, what] : std::vector<std::pair<std::string, std::string>>{
+           {"evictionHard:\n: container\n", "empty (null)"},
+           {"evictionHard:\n  ~: 100Mi\n", "empty (null)"},
+           {"? [a, b]\n: 1\n", "a sequence"},
+           {"kubeReserved:\n  ? {a: 1}\n  : 1\n", "a mapping"}}) {
+    ParsedKubeletConfig p = ParseKubeletConfig(head + body, "keys.yaml");
+    ASSERT_TRUE(HasErrors(p.findings)) << body;
+    bool named = false;
+    for (const Finding& f : p.findings) {
+      named |= f.severity == Finding::Severity::kError &&
+               f.message.find("a mapping key is " + what) != std::string::npos &&
+               f.message.find("unsupported map key") != std::string::npos && f.line > 0;
+    }
+    EXPECT_TRUE(named) << body << Dump(p.findings);
+  }
+}
+
+// `evictionHard: {}` means "no hard eviction thresholds" (the kubelet defaults only a nil map);
+// ToYaml() must keep it, or it reads back as the kubelet's default thresholds.
+TEST(KubeletConfigDecodeTest, EmptyEvictionHardSurvivesToYaml) {
+  ParsedKubeletConfig p = ParseKubeletConfig(
+      "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+      "evictionHard: {}\n",
+      "empty.yaml");
+  ASSERT_FALSE(HasErrors(p.findings)) << Dump(p.findings);
+  EXPECT_TRUE(p.config.eviction_hard.empty());
+  ParsedKubeletConfig again = ParseKubeletConfig(p.config.ToYaml(), "printed.yaml");
+  EXPECT_FALSE(HasErrors(again.findings)) << Dump(again.findings);
+  EXPECT_TRUE(again.config.eviction_hard.empty()) << p.config.ToYaml();
+  EXPECT_TRUE(again.config.SameSettings(p.config)) << p.config.ToYaml();
+  // Left out, it is the kubelet's defaults, and ToYaml() writes those.
+  ParsedKubeletConfig absent = ParseKubeletConfig(
+      "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n", "absent.yaml");
+  EXPECT_EQ(absent.config.eviction_hard, KubeletConfig::DefaultEvictionHard());
+  EXPECT_EQ(ParseKubeletConfig(absent.config.ToYaml(), "p.yaml").config.eviction_hard,
+            KubeletConfig::DefaultEvictionHard());
+}
+
 TEST(KubeletConfigDecodeTest, SyntaxErrorHasLineNumber) {
   ParsedKubeletConfig p = ParseKubeletConfig(
       "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
