@@ -36,6 +36,8 @@ demo_packages=(
   libabsl-dev libyaml-cpp-dev libyaml-dev nlohmann-json3-dev libsimdjson-dev libhwloc-dev hwloc libcli11-dev
   libfmt-dev libspdlog-dev prometheus-cpp-dev libcivetweb-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  # tcmalloc_minimal, the programs' allocator (PODTOPO_MALLOC in CMakeLists.txt)
+  libgoogle-perftools-dev
 )
 # What the tests add.
 test_packages=(
