@@ -1,6 +1,7 @@
-// lstopo XML (`--node file.xml`), imported as podtopo always imports it: hwloc runs in a
-// forked child process (hwloc 2.9 crashes on some malformed XML), so a crash or a hang of
-// hwloc is an error here, never a crash of podtopo. Checked: the error names the file; an
+// lstopo XML (`--node file.xml`), imported as podtopo always imports it: hwloc runs in the
+// import child process (hwloc 2.9 crashes on some malformed XML; one child serves every input
+// and is forked again after a crash), so a crash or a hang of hwloc is an error here, never a
+// crash of podtopo. Checked: the error names the file; an
 // imported topology is written as topology JSON and read back to the same text.
 // Coverage: libFuzzer only sees the parent's side (the decode of the child's report and the
 // checks); the child's is invisible to it, so this target mutates mostly blindly from the

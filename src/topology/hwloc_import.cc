@@ -5,15 +5,23 @@
 #include <poll.h>
 #include <signal.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -24,6 +32,9 @@
 #include "topology/hugepages.h"
 #include "util/file.h"
 #include "util/status_macros.h"
+
+// The sanitizers' runtime, when linked in.
+extern "C" void __sanitizer_set_death_callback(void (*callback)()) __attribute__((weak));
 
 namespace podtopo {
 namespace {
@@ -241,7 +252,30 @@ absl::StatusOr<NodeTopology> Importer::Run() {
   return std::move(out_);
 }
 
-// Loads the XML with hwloc in this process.
+// While it lives, a crash signal kills the process at once (as without sanitizers): the import
+// child's hwloc crashing on bad XML is an error the parent reports, not a sanitizer's report
+// (seconds of symbolizing in a fuzz target's child) or libFuzzer's crash handler (which would
+// save the input it was fuzzing when the child was forked, not this one).
+class CrashSignalsKill {
+ public:
+  CrashSignalsKill() {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ::sigemptyset(&dfl.sa_mask);
+    for (size_t i = 0; i < std::size(kSignals); ++i) ::sigaction(kSignals[i], &dfl, &saved_[i]);
+  }
+  ~CrashSignalsKill() {
+    for (size_t i = 0; i < std::size(kSignals); ++i) ::sigaction(kSignals[i], &saved_[i], nullptr);
+  }
+  CrashSignalsKill(const CrashSignalsKill&) = delete;
+  CrashSignalsKill& operator=(const CrashSignalsKill&) = delete;
+
+ private:
+  static constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+  struct sigaction saved_[std::size(kSignals)] {};
+};
+
+// Loads the XML with hwloc in this process (the import child).
 absl::StatusOr<NodeTopology> ImportInProcess(const std::string& xml, const std::string& name) {
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) {
@@ -249,6 +283,7 @@ absl::StatusOr<NodeTopology> ImportInProcess(const std::string& xml, const std::
   }
   TopologyPtr topo(raw);
   hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+  std::optional<CrashSignalsKill> in_hwloc(std::in_place);
   // The length counts the terminating NUL, as hwloc_topology_export_xmlbuffer reports it.
   if (hwloc_topology_set_xmlbuffer(raw, xml.c_str(), static_cast<int>(xml.size() + 1)) != 0) {
     return absl::InvalidArgumentError(fmt::format(
@@ -258,6 +293,7 @@ absl::StatusOr<NodeTopology> ImportInProcess(const std::string& xml, const std::
     return absl::InvalidArgumentError(fmt::format(
         "{}: not an hwloc XML topology (hwloc could not load it: {})", name, std::strerror(errno)));
   }
+  in_hwloc.reset();
   return Importer(raw, name).Run();
 }
 
@@ -287,7 +323,10 @@ std::string Encode(const absl::StatusOr<NodeTopology>& r) {
   return j.dump();
 }
 
-absl::StatusOr<NodeTopology> Decode(const std::string& text, const std::string& name) {
+// `bad`: set when the report is not one Encode wrote.
+absl::StatusOr<NodeTopology> Decode(const std::string& text, const std::string& name,
+                                    bool* bad) {
+  *bad = false;
   try {
     nlohmann::json j = nlohmann::json::parse(text);
     if (j.contains("code")) {
@@ -316,118 +355,426 @@ absl::StatusOr<NodeTopology> Decode(const std::string& text, const std::string& 
     out.warnings = j["warnings"].get<std::vector<std::string>>();
     return out;
   } catch (const std::exception& e) {
+    *bad = true;
     return absl::InternalError(fmt::format("{}: bad report from the hwloc import: {}", name,
                                            e.what()));
   }
 }
 
+// hwloc's messages, one per line, at most a few.
+std::vector<std::string> HwlocMessageLines(const std::string& messages) {
+  std::vector<std::string> said;
+  size_t start = 0;
+  while (start < messages.size() && said.size() < 5) {
+    size_t nl = messages.find('\n', start);
+    if (nl == std::string::npos) nl = messages.size();
+    std::string line = messages.substr(start, nl - start);
+    if (line.find_first_not_of(" \t\r") != std::string::npos) said.push_back(line);
+    start = nl + 1;
+  }
+  return said;
+}
+
 // hwloc 2.9 crashes on some malformed XML (e.g. in hwloc_bitmap_compare_first), so the
 // import runs in a child process: a crash or a hang there becomes an error here. What hwloc
 // prints on stderr is collected and attached to the error, or kept as warnings.
-absl::StatusOr<NodeTopology> ImportIsolated(const std::string& xml, const std::string& name) {
-  int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    return absl::InternalError(fmt::format("{}: pipe: {}", name, std::strerror(errno)));
+//
+// One child serves every import of the process, one at a time (ImportChild::mu_): forked at
+// the first import, it reads requests from a socket, imports each in-process and answers
+// with Encode's report. A fork per import cost the big processes most (the libFuzzer target:
+// copying the page tables of its ASan shadow, then the copy-on-write faults, ~20 ms per
+// input); the child is forked again only after it crashed, hung (killed at the timeout), gave
+// a bad answer, or when the HWLOC_* environment changed (hwloc reads some variables once per
+// process). The child's fd 2 is a memfd the parent empties before each request and reads
+// after it, so hwloc's messages are collected even when it crashes. The child exits when it
+// reads end-of-file on its socket (this process closed it or exited); it keeps no other file
+// of this process open (stdin/stdout are /dev/null), and an alarm kills it should hwloc hang
+// after this process died. Writes use MSG_NOSIGNAL: a dead child is an error, never a
+// SIGPIPE here, and the process's signal dispositions are left alone.
+constexpr uint64_t kMaxReportBytes = uint64_t{1} << 30;
+constexpr size_t kMaxMessageBytes = size_t{64} << 20;
+
+struct ImportRequestHeader {
+  uint64_t name_size;
+  uint64_t xml_size;
+  uint32_t test_action;  // internal::HwlocImportTestAction
+  uint32_t timeout_s;    // for the child's alarm
+};
+
+std::atomic<int> import_timeout_ms{kImportTimeoutMs};
+
+bool ChildReadFull(int fd, void* buf, size_t n) {
+  char* p = static_cast<char*>(buf);
+  while (n > 0) {
+    ssize_t got = ::read(fd, p, n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    p += got;
+    n -= static_cast<size_t>(got);
   }
-  if (::pipe2(err, O_CLOEXEC) != 0) {
+  return true;
+}
+
+bool ChildWriteFull(int fd, const void* buf, size_t n) {
+  const char* p = static_cast<const char*>(buf);
+  while (n > 0) {
+    ssize_t put = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) return false;
+    p += put;
+    n -= static_cast<size_t>(put);
+  }
+  return true;
+}
+
+// The child's loop, on fd 3 (the socket). Never returns.
+[[noreturn]] void ServeImports(int sock) {
+  // SIGALRM and SIGABRT kill the child: not libFuzzer's handlers, which a fuzz target's child
+  // inherits (its crash handler would save the input it fuzzed when the child was forked).
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigemptyset(&dfl.sa_mask);
+  ::sigaction(SIGALRM, &dfl, nullptr);
+  ::sigaction(SIGABRT, &dfl, nullptr);
+  sigset_t unblock;
+  ::sigemptyset(&unblock);
+  ::sigaddset(&unblock, SIGALRM);
+  ::sigaddset(&unblock, SIGABRT);
+  ::sigprocmask(SIG_UNBLOCK, &unblock, nullptr);
+  // Nor does a sanitizer's report in the child run libFuzzer's death callback (same reason);
+  // the report is in the child's stderr, attached to the error.
+  if (&__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(nullptr);
+  // hwloc crashing on bad XML is an error, not a core dump of this process's size.
+  struct rlimit no_core = {.rlim_cur = 0, .rlim_max = 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  while (true) {
+    ImportRequestHeader h{};
+    if (!ChildReadFull(sock, &h, sizeof(h))) ::_exit(0);  // end of file: the parent is done
+    if (h.name_size > 65536 || h.xml_size > kMaxXmlBytes) ::_exit(2);
+    std::string name(h.name_size, '\0'), xml(h.xml_size, '\0');
+    if (!ChildReadFull(sock, name.data(), name.size()) ||
+        !ChildReadFull(sock, xml.data(), xml.size())) {
+      ::_exit(0);
+    }
+    // Received: from here on, the child's end is this input's doing.
+    if (!ChildWriteFull(sock, "A", 1)) ::_exit(0);
+    std::string report;
+    switch (static_cast<internal::HwlocImportTestAction>(h.test_action)) {
+      case internal::HwlocImportTestAction::kCrash:
+        ::fprintf(stderr, "test: crashing on purpose\n");
+        ::abort();
+      case internal::HwlocImportTestAction::kExit:
+        ::_exit(3);
+      case internal::HwlocImportTestAction::kHang:
+        while (true) ::pause();
+      case internal::HwlocImportTestAction::kBadAnswer:
+        report = "{not json";
+        break;
+      case internal::HwlocImportTestAction::kNone:
+        ::alarm(h.timeout_s + 5);
+        report = Encode(ImportInProcess(xml, name));
+        ::alarm(0);
+        break;
+    }
+    uint64_t size = report.size();
+    if (!ChildWriteFull(sock, &size, sizeof(size)) ||
+        !ChildWriteFull(sock, report.data(), report.size())) {
+      ::_exit(0);
+    }
+  }
+}
+
+// The HWLOC_* variables of the environment, which the child's hwloc sees as they were when it
+// was forked.
+std::string HwlocEnvironment() {
+  std::vector<std::string> vars;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (std::strncmp(*e, "HWLOC_", 6) == 0) vars.emplace_back(*e);
+  }
+  std::sort(vars.begin(), vars.end());
+  std::string out;
+  for (const auto& v : vars) out.append(v).push_back('\0');
+  return out;
+}
+
+class ImportChild {
+ public:
+  absl::StatusOr<NodeTopology> Import(const std::string& xml, const std::string& name,
+                                      internal::HwlocImportTestAction action);
+  pid_t Pid() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pid_;
+  }
+
+ private:
+  // kSendFailed: the child ended before it had the whole request (not this input's doing).
+  enum class Exchange { kAnswered, kSendFailed, kTimedOut, kNoAnswer, kBadAnswer };
+  absl::Status Spawn(const std::string& name);
+  // Closes the socket, kills the child (SIGKILL when `kill`, else it exits on end of file)
+  // and reaps it; the status it ended with.
+  int Stop(bool kill);
+  // The child ended on its own (reaped); its pid is cleared.
+  bool Ended();
+  Exchange Send(const ImportRequestHeader& h, const std::string& name, const std::string& xml,
+                std::chrono::steady_clock::time_point deadline);
+  // `why`: what was wrong with a bad answer.
+  Exchange Receive(std::string* report, std::string* why,
+                   std::chrono::steady_clock::time_point deadline);
+  std::string Messages() const;
+
+  std::mutex mu_;
+  pid_t pid_ = -1;
+  int sock_ = -1;
+  int messages_ = -1;  // the child's stderr
+  std::string env_;    // HwlocEnvironment() when it was forked
+  pid_t owner_ = -1;   // the process that forked it
+};
+
+absl::Status ImportChild::Spawn(const std::string& name) {
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    return absl::InternalError(fmt::format("{}: socketpair: {}", name, std::strerror(errno)));
+  }
+  int mfd = ::memfd_create("podtopo-hwloc-stderr", MFD_CLOEXEC);
+  if (mfd < 0) {
     int e = errno;
-    ::close(out[0]);
-    ::close(out[1]);
-    return absl::InternalError(fmt::format("{}: pipe: {}", name, std::strerror(e)));
+    ::close(sv[0]);
+    ::close(sv[1]);
+    return absl::InternalError(fmt::format("{}: memfd_create: {}", name, std::strerror(e)));
   }
+  ::fcntl(mfd, F_SETFL, O_APPEND);
+  std::string env = HwlocEnvironment();
   pid_t pid = ::fork();
   if (pid < 0) {
     int e = errno;
-    for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
+    for (int fd : {sv[0], sv[1], mfd}) ::close(fd);
     return absl::InternalError(fmt::format("{}: fork: {}", name, std::strerror(e)));
   }
   if (pid == 0) {
-    ::close(out[0]);
-    ::close(err[0]);
-    ::dup2(err[1], STDERR_FILENO);
-    std::string report = Encode(ImportInProcess(xml, name));
-    const char* p = report.data();
-    size_t left = report.size();
-    while (left > 0) {
-      ssize_t n = ::write(out[1], p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) ::_exit(2);
-      p += n;
-      left -= static_cast<size_t>(n);
+    // 0 and 1: /dev/null; 2: the memfd; 3: the socket; nothing else of the parent stays open
+    // (a pipe it holds must see end of file when the parent closes it, not when this exits).
+    int sock = ::fcntl(sv[1], F_DUPFD, 10);
+    int err = ::fcntl(mfd, F_DUPFD, 10);
+    int null = ::open("/dev/null", O_RDWR);
+    if (sock < 0 || err < 0 || null < 0) ::_exit(2);
+    ::dup2(null, STDIN_FILENO);
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(err, STDERR_FILENO);
+    ::dup2(sock, 3);
+    if (::close_range(4, ~0U, 0) != 0) {
+      for (int fd = 4; fd < 65536; ++fd) ::close(fd);
     }
-    ::_exit(0);
+    ServeImports(3);
   }
-  ::close(out[1]);
-  ::close(err[1]);
-  std::string report, messages;
-  struct pollfd pfds[2] = {{.fd = out[0], .events = POLLIN, .revents = 0},
-                           {.fd = err[0], .events = POLLIN, .revents = 0}};
-  std::string* sinks[2] = {&report, &messages};
-  int open_fds = 2;
-  bool timed_out = false;
-  char buf[65536];
-  while (open_fds > 0) {
-    int ready = ::poll(pfds, 2, kImportTimeoutMs);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
-      timed_out = true;
-      break;
-    }
-    for (int k = 0; k < 2; ++k) {
-      if (pfds[k].fd < 0 || pfds[k].revents == 0) continue;
-      ssize_t n = ::read(pfds[k].fd, buf, sizeof(buf));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        ::close(pfds[k].fd);
-        pfds[k].fd = -1;
-        --open_fds;
-      } else if (sinks[k]->size() < (size_t{64} << 20)) {
-        sinks[k]->append(buf, static_cast<size_t>(n));
-      }
-    }
-  }
-  for (const auto& pfd : pfds) {
-    if (pfd.fd >= 0) ::close(pfd.fd);
-  }
-  if (timed_out) ::kill(pid, SIGKILL);
+  ::close(sv[1]);
+  pid_ = pid;
+  sock_ = sv[0];
+  messages_ = mfd;
+  env_ = std::move(env);
+  owner_ = ::getpid();
+  return absl::OkStatus();
+}
+
+int ImportChild::Stop(bool kill) {
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  // hwloc's messages, one per line, at most a few.
-  std::vector<std::string> said;
-  {
-    size_t start = 0;
-    while (start < messages.size() && said.size() < 5) {
-      size_t nl = messages.find('\n', start);
-      if (nl == std::string::npos) nl = messages.size();
-      std::string line = messages.substr(start, nl - start);
-      if (line.find_first_not_of(" \t\r") != std::string::npos) said.push_back(line);
-      start = nl + 1;
+  if (sock_ >= 0) ::close(sock_);
+  if (messages_ >= 0) ::close(messages_);
+  sock_ = messages_ = -1;
+  if (pid_ > 0) {
+    if (kill) ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
   }
+  pid_ = -1;
+  return status;
+}
+
+bool ImportChild::Ended() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == 0) return false;
+  pid_ = -1;  // reaped (or not our child any more)
+  Stop(false);
+  return true;
+}
+
+int RemainingMs(std::chrono::steady_clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  deadline - std::chrono::steady_clock::now())
+                  .count();
+  return static_cast<int>(std::clamp<int64_t>(left, 0, INT_MAX));
+}
+
+ImportChild::Exchange ImportChild::Send(const ImportRequestHeader& h, const std::string& name,
+                                        const std::string& xml,
+                                        std::chrono::steady_clock::time_point deadline) {
+  std::pair<const char*, size_t> parts[] = {
+      {reinterpret_cast<const char*>(&h), sizeof(h)}, {name.data(), name.size()},
+      {xml.data(), xml.size()}};
+  for (auto [p, left] : parts) {
+    while (left > 0) {
+      ssize_t n = ::send(sock_, p, left, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        p += n;
+        left -= static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        struct pollfd pfd = {.fd = sock_, .events = POLLOUT, .revents = 0};
+        int ready = ::poll(&pfd, 1, RemainingMs(deadline));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready == 0) return Exchange::kTimedOut;
+        if (ready < 0) return Exchange::kSendFailed;
+        continue;
+      }
+      return Exchange::kSendFailed;  // EPIPE, ECONNRESET: the child is gone
+    }
+  }
+  return Exchange::kAnswered;
+}
+
+ImportChild::Exchange ImportChild::Receive(std::string* report, std::string* why,
+                                           std::chrono::steady_clock::time_point deadline) {
+  // First the child's acknowledgement that it has the whole request.
+  char ack = 0;
+  while (true) {
+    struct pollfd pfd = {.fd = sock_, .events = POLLIN, .revents = 0};
+    int ready = ::poll(&pfd, 1, RemainingMs(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) return Exchange::kTimedOut;
+    if (ready < 0) return Exchange::kSendFailed;
+    ssize_t n = ::read(sock_, &ack, 1);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return Exchange::kSendFailed;  // it ended before it had this input
+    if (ack != 'A') {
+      *why = "no acknowledgement";
+      return Exchange::kBadAnswer;
+    }
+    break;
+  }
+  uint64_t size = 0;
+  size_t have = 0;
+  bool sized = false;
+  while (true) {
+    char* dst;
+    size_t want;
+    if (!sized) {
+      dst = reinterpret_cast<char*>(&size) + have;
+      want = sizeof(size) - have;
+    } else {
+      dst = report->data() + have;
+      want = report->size() - have;
+    }
+    if (want == 0) {
+      if (sized) return Exchange::kAnswered;
+      if (size > kMaxReportBytes) {
+        *why = fmt::format("larger than {} bytes", kMaxReportBytes);
+        return Exchange::kBadAnswer;
+      }
+      report->assign(size, '\0');
+      sized = true;
+      have = 0;
+      continue;
+    }
+    struct pollfd pfd = {.fd = sock_, .events = POLLIN, .revents = 0};
+    int ready = ::poll(&pfd, 1, RemainingMs(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) return Exchange::kTimedOut;
+    if (ready < 0) return Exchange::kNoAnswer;
+    ssize_t n = ::read(sock_, dst, want);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return Exchange::kNoAnswer;  // end of file: the child ended
+    have += static_cast<size_t>(n);
+  }
+}
+
+std::string ImportChild::Messages() const {
+  struct stat st {};
+  if (messages_ < 0 || ::fstat(messages_, &st) != 0 || st.st_size <= 0) return "";
+  std::string out(std::min(static_cast<size_t>(st.st_size), kMaxMessageBytes), '\0');
+  ssize_t n = ::pread(messages_, out.data(), out.size(), 0);
+  out.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return out;
+}
+
+absl::StatusOr<NodeTopology> ImportChild::Import(const std::string& xml, const std::string& name,
+                                                 internal::HwlocImportTestAction action) {
+  std::lock_guard<std::mutex> lock(mu_);
+  int timeout_ms = import_timeout_ms.load();
+  ImportRequestHeader h{.name_size = name.size(),
+                        .xml_size = xml.size(),
+                        .test_action = static_cast<uint32_t>(action),
+                        .timeout_s = static_cast<uint32_t>(timeout_ms / 1000)};
+  if (pid_ > 0 && owner_ != ::getpid()) {
+    // This process is a fork of the one that forked the child: that child is its sibling,
+    // and its socket is shared with the parent. Leave both to the parent; fork our own.
+    ::close(sock_);
+    ::close(messages_);
+    pid_ = sock_ = messages_ = -1;
+  }
+  if (pid_ > 0 && HwlocEnvironment() != env_) Stop(false);
+  Ended();  // killed from outside since the last import: fork another
+  Exchange got = Exchange::kSendFailed;
+  std::string report, why;
+  // A second try only when the first child died before it had this input: that child did not
+  // die of it.
+  for (int attempt = 0; attempt < 2 && got == Exchange::kSendFailed; ++attempt) {
+    if (attempt > 0) Stop(false);
+    if (pid_ <= 0) PODTOPO_RETURN_IF_ERROR(Spawn(name));
+    if (::ftruncate(messages_, 0) != 0) {
+      return absl::InternalError(fmt::format("{}: ftruncate: {}", name, std::strerror(errno)));
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    got = Send(h, name, xml, deadline);
+    if (got == Exchange::kAnswered) got = Receive(&report, &why, deadline);
+  }
+  std::vector<std::string> said = HwlocMessageLines(Messages());
   auto with_messages = [&](absl::Status s) {
     if (said.empty()) return s;
     std::string joined;
     for (const auto& l : said) joined += (joined.empty() ? "" : " | ") + l;
     return absl::Status(s.code(), fmt::format("{} [hwloc: {}]", std::string(s.message()), joined));
   };
-  if (timed_out) {
-    return with_messages(absl::InvalidArgumentError(fmt::format(
-        "{}: hwloc did not finish loading it within {} s", name, kImportTimeoutMs / 1000)));
+  switch (got) {
+    case Exchange::kAnswered:
+      break;
+    case Exchange::kTimedOut:
+      Stop(true);
+      return with_messages(absl::InvalidArgumentError(fmt::format(
+          "{}: hwloc did not finish loading it within {} s", name, timeout_ms / 1000)));
+    case Exchange::kBadAnswer:
+      Stop(true);
+      return with_messages(absl::InternalError(fmt::format(
+          "{}: bad report from the hwloc import: {}", name, why)));
+    case Exchange::kSendFailed:
+    case Exchange::kNoAnswer: {
+      int status = Stop(false);  // it closed the socket: it is ending
+      if (WIFSIGNALED(status)) {
+        return with_messages(absl::InvalidArgumentError(fmt::format(
+            "{}: not a valid hwloc XML topology (hwloc crashed loading it: {})", name,
+            strsignal(WTERMSIG(status)))));
+      }
+      return with_messages(
+          absl::InternalError(fmt::format("{}: the hwloc import process failed", name)));
+    }
   }
-  if (WIFSIGNALED(status)) {
-    return with_messages(absl::InvalidArgumentError(fmt::format(
-        "{}: not a valid hwloc XML topology (hwloc crashed loading it: {})", name,
-        strsignal(WTERMSIG(status)))));
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return with_messages(
-        absl::InternalError(fmt::format("{}: the hwloc import process failed", name)));
-  }
-  auto node = Decode(report, name);
+  bool bad = false;
+  auto node = Decode(report, name, &bad);
+  if (bad) Stop(true);
   if (!node.ok()) return with_messages(node.status());
   for (const auto& l : said) node->warnings.push_back(fmt::format("{}: hwloc: {}", name, l));
   return node;
+}
+
+ImportChild& TheImportChild() {
+  static auto* child = new ImportChild();  // never destroyed: the child ends with the process
+  return *child;
+}
+
+absl::StatusOr<NodeTopology> ImportIsolated(const std::string& xml, const std::string& name) {
+  return TheImportChild().Import(xml, name, internal::HwlocImportTestAction::kNone);
 }
 
 // The os_index of each PU and NUMANode object, checked on the text before hwloc reads it.
@@ -552,5 +899,19 @@ absl::StatusOr<NodeTopology> ImportHwlocXml(const std::string& path) {
   PODTOPO_ASSIGN_OR_RETURN(std::string xml, ReadSmallFile(path, kMaxXmlBytes));
   return ImportHwlocXmlText(xml, path);
 }
+
+namespace internal {
+
+absl::StatusOr<NodeTopology> ImportHwlocXmlInChildForTest(const std::string& xml,
+                                                          const std::string& name,
+                                                          HwlocImportTestAction action) {
+  return TheImportChild().Import(xml, name, action);
+}
+
+pid_t HwlocImportChildPid() { return TheImportChild().Pid(); }
+
+void SetHwlocImportTimeoutForTest(int ms) { import_timeout_ms.store(ms); }
+
+}  // namespace internal
 
 }  // namespace podtopo

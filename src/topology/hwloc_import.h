@@ -16,8 +16,10 @@
 // base page), named "hugepages-2Mi" ..., distances = the NUMALatency matrix when it covers
 // every node. Header counts come from SetCountsFromCpus.
 //
-// hwloc 2.9 crashes on some malformed XML, so the import runs in a forked child process; a
-// crash or a hang (60 s) there is reported as an error. Files written by hwloc 3.x
+// hwloc 2.9 crashes on some malformed XML, so the import runs in a child process; a crash or
+// a hang (60 s) there is reported as an error. One child serves every import of the process
+// in turn (forked at the first, and again after a crash, a hang or a bad answer); it exits
+// when the process closes its end or exits. Files written by hwloc 3.x
 // (`<topology version="3.0">`, which hwloc 2.9 refuses) are read as 2.0, with a warning.
 //
 // Disallowed objects are kept (HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED), but an export taken
@@ -40,6 +42,8 @@
 #ifndef PODTOPO_TOPOLOGY_HWLOC_IMPORT_H_
 #define PODTOPO_TOPOLOGY_HWLOC_IMPORT_H_
 
+#include <sys/types.h>
+
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -52,6 +56,22 @@ absl::StatusOr<NodeTopology> ImportHwlocXml(const std::string& path);
 
 // Imports XML text; `name` is used in messages and as source.
 absl::StatusOr<NodeTopology> ImportHwlocXmlText(const std::string& xml, const std::string& name);
+
+namespace internal {
+
+// Tests of the import child: what it does with the next request instead of importing.
+enum class HwlocImportTestAction : uint32_t { kNone, kCrash, kExit, kHang, kBadAnswer };
+// The child's import of `xml` (none of ImportHwlocXmlText's checks on the text), after
+// `action`.
+absl::StatusOr<NodeTopology> ImportHwlocXmlInChildForTest(const std::string& xml,
+                                                          const std::string& name,
+                                                          HwlocImportTestAction action);
+// The import child's pid, -1 when there is none.
+pid_t HwlocImportChildPid();
+// The import timeout (60 s).
+void SetHwlocImportTimeoutForTest(int ms);
+
+}  // namespace internal
 
 }  // namespace podtopo
 

@@ -1,9 +1,15 @@
 #include "topology/hwloc_import.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -225,6 +231,233 @@ INSTANTIATE_TEST_SUITE_P(
                Xml(std::string(kNuma) + "    <object type=\"Banana\" os_index=\"0\"/>\n"),
                "not an hwloc XML topology"}),
     [](const ::testing::TestParamInfo<BadXml>& info) { return info.param.name; });
+
+// The import child (one per process, forked again after a failure).
+using internal::HwlocImportTestAction;
+
+// Whether process `pid` is gone: reaped, not a zombie left behind.
+bool ProcessGone(pid_t pid) {
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    if (!stat) return true;
+    std::string line;
+    std::getline(stat, line);
+    size_t paren = line.rfind(')');
+    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z') {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a zombie: not reaped (yet)
+      continue;
+    }
+    return false;
+  }
+  return false;
+}
+
+void ExpectGoodImport(const std::string& name) {
+  auto node = ImportHwlocXmlText(kValid, name);
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ(node->cpus.AllCpus().String(), "0-1");
+  EXPECT_EQ(node->source, name);
+}
+
+TEST(HwlocImportChild, OneChildServesEveryImport) {
+  ExpectGoodImport("a.xml");
+  pid_t pid = internal::HwlocImportChildPid();
+  ASSERT_GT(pid, 0);
+  ExpectGoodImport("b.xml");
+  EXPECT_EQ(internal::HwlocImportChildPid(), pid);
+  auto bad = ImportHwlocXmlText(Xml(kNuma), "nopu.xml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), StartsWith("nopu.xml: no PU objects"));
+  EXPECT_EQ(internal::HwlocImportChildPid(), pid);
+  ExpectGoodImport("c.xml");
+  EXPECT_EQ(internal::HwlocImportChildPid(), pid);
+}
+
+TEST(HwlocImportChild, CrashIsAnErrorAndTheNextImportWorks) {
+  ExpectGoodImport("before.xml");
+  pid_t pid = internal::HwlocImportChildPid();
+  auto crashed =
+      internal::ImportHwlocXmlInChildForTest(kValid, "crash.xml", HwlocImportTestAction::kCrash);
+  ASSERT_FALSE(crashed.ok());
+  EXPECT_EQ(crashed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(crashed.status().message()),
+              StartsWith("crash.xml: not a valid hwloc XML topology (hwloc crashed loading it: "));
+  // What the child printed on stderr before it died is in the error.
+  EXPECT_THAT(std::string(crashed.status().message()),
+              HasSubstr("[hwloc: test: crashing on purpose]"));
+  EXPECT_EQ(internal::HwlocImportChildPid(), -1);
+  EXPECT_TRUE(ProcessGone(pid));
+  ExpectGoodImport("after.xml");
+  EXPECT_NE(internal::HwlocImportChildPid(), pid);
+}
+
+// An input hwloc 2.9 itself crashes on (SIGSEGV in hwloc_bitmap_compare_first, found by the
+// hwloc_xml fuzz target): an error naming the file, then the next import works.
+TEST(HwlocImportChild, HwlocCrashingOnAnInputIsAnError) {
+  std::string xml = ReadText(testing::SourceDir() +
+                             "/fuzz/regressions/hwloc_xml/crash-2d3cf3d767a9485ae500f064a0f9227b84889749");
+  ASSERT_FALSE(xml.empty());
+  auto node = ImportHwlocXmlText(xml, "crash.xml");
+  ASSERT_FALSE(node.ok());
+  EXPECT_THAT(std::string(node.status().message()), StartsWith("crash.xml: not "));
+  // hwloc 2.9.0 (Debian 12) crashes; a fixed hwloc may refuse the file instead.
+  if (std::string(node.status().message()).find("crashed") != std::string::npos) {
+    EXPECT_THAT(std::string(node.status().message()),
+                StartsWith("crash.xml: not a valid hwloc XML topology (hwloc crashed loading it: "
+                           "Segmentation fault)"));
+  }
+  ExpectGoodImport("after.xml");
+}
+
+TEST(HwlocImportChild, ExitWithoutAnswerIsAnError) {
+  auto gone =
+      internal::ImportHwlocXmlInChildForTest(kValid, "exit.xml", HwlocImportTestAction::kExit);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(gone.status().message(), "exit.xml: the hwloc import process failed");
+  ExpectGoodImport("after.xml");
+}
+
+TEST(HwlocImportChild, BadAnswerIsAnErrorAndTheChildIsReplaced) {
+  ExpectGoodImport("before.xml");
+  pid_t pid = internal::HwlocImportChildPid();
+  auto bad = internal::ImportHwlocXmlInChildForTest(kValid, "bad-answer.xml",
+                                                    HwlocImportTestAction::kBadAnswer);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              StartsWith("bad-answer.xml: bad report from the hwloc import: "));
+  EXPECT_TRUE(ProcessGone(pid));
+  ExpectGoodImport("after.xml");
+  EXPECT_NE(internal::HwlocImportChildPid(), pid);
+}
+
+TEST(HwlocImportChild, HangIsKilledAtTheTimeout) {
+  ExpectGoodImport("before.xml");
+  pid_t pid = internal::HwlocImportChildPid();
+  internal::SetHwlocImportTimeoutForTest(1000);
+  auto hung =
+      internal::ImportHwlocXmlInChildForTest(kValid, "hang.xml", HwlocImportTestAction::kHang);
+  internal::SetHwlocImportTimeoutForTest(60000);
+  ASSERT_FALSE(hung.ok());
+  EXPECT_EQ(hung.status().message(), "hang.xml: hwloc did not finish loading it within 1 s");
+  EXPECT_TRUE(ProcessGone(pid));
+  ExpectGoodImport("after.xml");
+}
+
+// A child killed from outside between imports (SIGKILL, the OOM killer) is replaced; writing
+// to its closed socket is no SIGPIPE here (the test process keeps SIGPIPE's default action).
+TEST(HwlocImportChild, ChildKilledBetweenImportsIsReplaced) {
+  ASSERT_EQ(::signal(SIGPIPE, SIG_DFL), SIG_DFL) << "the test wants SIGPIPE's default action";
+  for (int round = 0; round < 5; ++round) {
+    ExpectGoodImport("before.xml");
+    pid_t pid = internal::HwlocImportChildPid();
+    ASSERT_GT(pid, 0);
+    ASSERT_EQ(::kill(pid, SIGKILL), 0);
+    if (round % 2 == 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ExpectGoodImport("after.xml");
+    EXPECT_TRUE(ProcessGone(pid));
+  }
+}
+
+// The child holds no file of this process: a pipe open when it was forked sees end of file
+// as soon as this process closes its write end.
+TEST(HwlocImportChild, ChildKeepsNoFileOfTheProcess) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  // Fork a new child now, while the pipe is open.
+  auto crashed =
+      internal::ImportHwlocXmlInChildForTest(kValid, "crash.xml", HwlocImportTestAction::kCrash);
+  ASSERT_FALSE(crashed.ok());
+  ExpectGoodImport("forked-with-the-pipe.xml");
+  ASSERT_GT(internal::HwlocImportChildPid(), 0);
+  ::close(fds[1]);
+  char c;
+  EXPECT_EQ(::read(fds[0], &c, 1), 0);  // would block while the child held the write end
+  ::close(fds[0]);
+}
+
+// The child ends when the process that uses it exits (its socket's end of file).
+TEST(HwlocImportChild, ChildEndsWithItsProcess) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t user = ::fork();
+  ASSERT_GE(user, 0);
+  if (user == 0) {
+    ::close(fds[0]);
+    auto node = ImportHwlocXmlText(kValid, "x.xml");
+    pid_t child = node.ok() ? internal::HwlocImportChildPid() : -1;
+    (void)!::write(fds[1], &child, sizeof(child));
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  pid_t child = -1;
+  ASSERT_EQ(::read(fds[0], &child, sizeof(child)), static_cast<ssize_t>(sizeof(child)));
+  ::close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(user, &status, 0), user);
+  ASSERT_GT(child, 0);
+  // Reparented to init (or a subreaper), which reaps it; gone or a zombie there, not running.
+  bool ended = false;
+  for (int i = 0; i < 500 && !ended; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+    std::string line;
+    if (!stat || !std::getline(stat, line)) {
+      ended = true;
+      break;
+    }
+    size_t paren = line.rfind(')');
+    ended = paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z';
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(ended) << "import child " << child << " still runs after its process exited";
+}
+
+// Several threads importing at once get each their own answer (the child serves them in turn),
+// across a crash of the child among them.
+TEST(HwlocImportChild, ThreadsImportingAtOnceGetTheirAnswers) {
+  struct Case {
+    std::string name, xml;
+    absl::StatusOr<NodeTopology> want;
+  };
+  std::vector<Case> cases;
+  for (const char* f : {"intel-2s4c2t", "amd-1s2n4ccx", "cpuless-numa"}) {
+    std::string xml = ReadText(TestData(std::string("xml/") + f + ".xml"));
+    cases.push_back({std::string(f) + ".xml", xml, ImportHwlocXmlText(xml, f + std::string(".xml"))});
+  }
+  cases.push_back({"nopu.xml", Xml(kNuma), ImportHwlocXmlText(Xml(kNuma), "nopu.xml")});
+  cases.push_back({"min.xml", kValid, ImportHwlocXmlText(kValid, "min.xml")});
+  for (const auto& c : cases) ASSERT_EQ(c.want.ok(), c.name != "nopu.xml") << c.want.status();
+  constexpr int kThreads = 6, kRounds = 12;
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        if (t == 0 && r == kRounds / 2) {
+          auto crashed = internal::ImportHwlocXmlInChildForTest(kValid, "crash.xml",
+                                                                HwlocImportTestAction::kCrash);
+          if (crashed.ok()) failures[t] += "the crash import succeeded; ";
+          continue;
+        }
+        const Case& c = cases[static_cast<size_t>(t + r) % cases.size()];
+        auto got = ImportHwlocXmlText(c.xml, c.name);
+        if (got.ok() != c.want.ok()) {
+          failures[t] += c.name + ": " + got.status().ToString() + "; ";
+        } else if (!got.ok()) {
+          if (got.status() != c.want.status()) failures[t] += got.status().ToString() + "; ";
+        } else if (got->cpus.AllCpus() != c.want->cpus.AllCpus() ||
+                   got->numa_nodes.size() != c.want->numa_nodes.size() ||
+                   got->source != c.name || got->warnings != c.want->warnings) {
+          failures[t] += c.name + ": another answer; ";
+        } else {
+          ExpectSameNode(*got, *c.want);
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
+}
 
 // Corrupting a real export anywhere never crashes: the import succeeds or names the file.
 RC_GTEST_PROP(ImportHwlocXmlProperty, CorruptedExportsNeverCrash,
