@@ -367,13 +367,55 @@ def topology_seeds(c, source, shared):
 
 
 def serialize_tree(entries):
+    # The records cannot hold a NUL: a file is cut at its first one (some fixture files end in
+    # one; written whole, they made the fuzz target read the rest of the tree shifted by one
+    # field, paths as contents).
     out = bytearray()
     for path, data in entries:
-        out += path.encode() + b"\0" + data + b"\0"
+        out += path.encode() + b"\0" + data.split(b"\0", 1)[0] + b"\0"
     return bytes(out)
 
 
 SYSFS_WANTED = re.compile(r"devices/system/(cpu|node)/")
+
+# What sysfs discovery (src/topology/sysfs_discovery.cc) reads, and the entries whose names it
+# lists; a seed keeps only these, so that the fuzzer's inputs are small. Files read:
+_N = r"\d+"
+SYSFS_READ = re.compile(
+    r"devices/system/(?:cpu/online"
+    rf"|cpu/cpu{_N}/topology/(?:physical_package_id|core_id)"
+    rf"|cpu/cpu{_N}/cache/index[^/]*/(?:id|size|level|type|shared_cpu_map)"
+    rf"|node/node{_N}/(?:cpulist|meminfo|distance)"
+    rf"|node/node{_N}/hugepages/[^/]+/nr_hugepages)")
+# Entries that a directory listing of discovery sees by name (cpu<N> in cpu/, index* in a
+# cache/, node<N> in node/, cpu<N> links in a node<N>/, every hugepages/ entry), and those
+# directories themselves (a missing one is an error or a warning): kept, as empty directories
+# when nothing kept is under them.
+SYSFS_LISTED = re.compile(
+    r"devices/system/(?:cpu|node"
+    rf"|cpu/cpu{_N}|cpu/cpu{_N}/cache|cpu/cpu{_N}/cache/index[^/]*"
+    rf"|node/node{_N}|node/node{_N}/cpu{_N}|node/node{_N}/hugepages|node/node{_N}/hugepages/[^/]+)")
+
+
+def sysfs_discovery_entries(entries):
+    """The entries (path, data; "path/" = directory) discovery can tell apart from the whole
+    tree: the files it reads, the names it lists; a read path that is a directory stays one."""
+    files = {p: d for p, d in entries if not p.endswith("/")}
+    dirs = {p.rstrip("/") for p, d in entries if p.endswith("/")}
+    for p in files:
+        parts = p.split("/")
+        dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
+    kept = {p: d for p, d in files.items()
+            if SYSFS_READ.fullmatch(p) or SYSFS_LISTED.fullmatch(p)}
+    under = set()
+    for p in kept:
+        parts = p.split("/")
+        under.update("/".join(parts[:i]) for i in range(1, len(parts)))
+    out = sorted(kept.items())
+    for d in sorted(dirs):
+        if (SYSFS_READ.fullmatch(d) or SYSFS_LISTED.fullmatch(d)) and d not in under:
+            out.append((d + "/", b""))
+    return sorted(out)
 
 
 def sysfs_seeds(c, source, shared):
@@ -387,7 +429,7 @@ def sysfs_seeds(c, source, shared):
                 entries.append((rel + "/", b""))
             for n in sorted(filenames):
                 entries.append((os.path.join(rel, n), read(os.path.join(dirpath, n))))
-        c.add("sysfs", serialize_tree(sorted(entries)), tree)
+        c.add("sysfs", serialize_tree(sysfs_discovery_entries(entries)), tree)
     # The hwloc fixtures are tarballs of a machine's /sys (and /proc): keep the parts cadvisor
     # reads, capped in size so that the fuzzer's inputs stay small. The 24 smallest archives
     # only: decompressing all of them would cost the build most of a minute.
@@ -408,7 +450,7 @@ def sysfs_seeds(c, source, shared):
                         entries.append((rel.rstrip("/") + "/", b""))
         except (tarfile.TarError, OSError, EOFError):
             continue
-        data = serialize_tree(sorted(entries))
+        data = serialize_tree(sysfs_discovery_entries(entries))
         if entries and len(data) <= 256 * 1024:
             c.add("sysfs", data, os.path.basename(p).replace(".tar.bz2", ""))
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -506,6 +507,70 @@ TEST(DiscoverSysfsFake, DuplicateNodeDirectories) {
 
 // Whatever bytes the files hold, discovery returns a topology or an error that names the
 // tree; it never crashes.
+// FakeSysfs answers as a tree of those paths would: checked against a naive reading (every
+// path looked at) on random trees whose names share prefixes and hold characters that sort
+// before and after '/' ("a-b", "a.b", "a/b", "a0").
+RC_GTEST_PROP(FakeSysfsProperty, ListDirAndReadFileAgreeWithEveryPath,
+              (std::vector<std::pair<std::vector<int>, bool>> raw)) {
+  static const char* kNames[] = {"a", "a-b", "a.b", "a0", "b", "ab"};
+  std::set<std::string> files, dirs;
+  FakeSysfs fs;
+  for (const auto& [parts, is_dir] : raw) {
+    std::string path;
+    for (size_t i = 0; i < parts.size() % 4 + 1; ++i) {
+      int k = i < parts.size() ? parts[i] : 0;
+      path += (path.empty() ? "" : "/") + std::string(kNames[static_cast<unsigned>(k) % 6]);
+    }
+    if (is_dir) {
+      dirs.insert(path);
+      fs.AddDir(path);
+    } else if (!files.contains(path)) {
+      files.insert(path);
+      fs.Set(path, "x" + path);
+    }
+  }
+  auto under = [](const std::string& p, const std::string& d) {
+    return p.size() > d.size() && p.compare(0, d.size(), d) == 0 && p[d.size()] == '/';
+  };
+  auto check = [&] {
+    std::set<std::string> queries = {"", "a", "a/a", "a-b", "zz"};
+    for (const auto& f : files) queries.insert(f);
+    for (const auto& d : dirs) queries.insert(d);
+    for (const std::string& q : queries) {
+      std::set<std::string> names;
+      bool exists = dirs.contains(q);
+      for (const auto* set : {&files, &dirs}) {
+        for (const auto& p : *set) {
+          if (!under(p, q)) continue;
+          exists = true;
+          std::string rest = p.substr(q.size() + 1);
+          names.insert(rest.substr(0, rest.find('/')));
+        }
+      }
+      auto listed = fs.ListDir(q);
+      RC_ASSERT(listed.ok() == exists);
+      if (exists) RC_ASSERT(*listed == std::vector<std::string>(names.begin(), names.end()));
+      auto read = fs.ReadFile(q);
+      if (files.contains(q)) {
+        RC_ASSERT(read.ok());
+        RC_ASSERT(*read == "x" + q);
+      } else if (exists) {
+        RC_ASSERT(read.status().message() == "is a directory");
+      } else {
+        RC_ASSERT(absl::IsNotFound(read.status()));
+      }
+    }
+  };
+  check();
+  // Remove: a file, or a directory and everything under it.
+  for (const std::string gone : {"a/a", "a", "b"}) {
+    fs.Remove(gone);
+    std::erase_if(files, [&](const std::string& p) { return p == gone || under(p, gone); });
+    std::erase_if(dirs, [&](const std::string& p) { return p == gone || under(p, gone); });
+    check();
+  }
+}
+
 RC_GTEST_PROP(DiscoverSysfsProperty, ArbitraryFileContentsNeverCrash,
               (const std::vector<std::string>& contents)) {
   static const std::vector<std::string> kFiles = {

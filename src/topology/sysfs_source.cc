@@ -106,22 +106,42 @@ absl::StatusOr<std::string> FakeSysfs::ReadFile(const std::string& rel) const {
     }
     return it->second;
   }
-  auto listed = ListDir(rel);
-  if (listed.ok()) return absl::InvalidArgumentError("is a directory");
+  if (IsDir(rel)) return absl::InvalidArgumentError("is a directory");
   return absl::NotFoundError("not found");
+}
+
+bool FakeSysfs::IsDir(const std::string& rel) const {
+  if (dirs_.contains(rel)) return true;
+  const std::string prefix = rel + "/";
+  auto file = files_.lower_bound(prefix);
+  if (file != files_.end() && file->first.compare(0, prefix.size(), prefix) == 0) return true;
+  auto dir = dirs_.lower_bound(prefix);
+  return dir != dirs_.end() && dir->compare(0, prefix.size(), prefix) == 0;
 }
 
 absl::StatusOr<std::vector<std::string>> FakeSysfs::ListDir(const std::string& rel) const {
   std::set<std::string> names;
   bool exists = dirs_.contains(rel);
-  // The paths under rel are the keys from "rel/" up to the first that does not start so.
+  // The paths under rel are the keys from "rel/" up to the first that does not start so. Each
+  // entry's name is taken once: then the search skips the keys under it ("rel/name/..." sort
+  // before "rel/name0"; keys "rel/nameX" with X below '/' sort before them and are entries of
+  // their own).
   const std::string prefix = rel + "/";
   auto add_children = [&](const auto& sorted, auto key) {
-    for (auto it = sorted.lower_bound(prefix);
-         it != sorted.end() && key(*it).compare(0, prefix.size(), prefix) == 0; ++it) {
+    auto it = sorted.lower_bound(prefix);
+    while (it != sorted.end() && key(*it).compare(0, prefix.size(), prefix) == 0) {
       exists = true;
       std::string_view rest = std::string_view(key(*it)).substr(prefix.size());
-      names.emplace(rest.substr(0, rest.find('/')));
+      size_t slash = rest.find('/');
+      if (slash == std::string_view::npos) {
+        names.emplace(rest);
+        ++it;
+        continue;
+      }
+      std::string child(rest.substr(0, slash));
+      std::string past = prefix + child + static_cast<char>('/' + 1);
+      names.insert(std::move(child));
+      it = sorted.lower_bound(past);
     }
   };
   add_children(files_, [](const auto& kv) -> const std::string& { return kv.first; });

@@ -66,9 +66,12 @@ class FakeSysfs : public SysfsSource {
   absl::StatusOr<std::vector<std::string>> ListDir(const std::string& rel) const override;
 
  private:
+  // A directory: set by AddDir, or a prefix of a path set.
+  bool IsDir(const std::string& rel) const;
+
   std::string name_;
-  // Both sorted, so that a directory's entries are one range of keys (ListDir and a missing
-  // ReadFile look at that range only, not at the whole tree).
+  // Both sorted, so that a directory's entries are one range of keys: ListDir looks at one key
+  // per entry (it skips the keys under each), a missing ReadFile at one key.
   std::map<std::string, std::string> files_;
   std::set<std::string> dirs_;
 };
