@@ -387,9 +387,9 @@ std::vector<std::string> HwlocMessageLines(const std::string& messages) {
 // a bad answer, or when the HWLOC_* environment changed (hwloc reads some variables once per
 // process). The child's fd 2 is a memfd the parent empties before each request and reads
 // after it, so hwloc's messages are collected even when it crashes. The child exits when it
-// reads end-of-file on its socket (this process closed it or exited); it keeps no other file
-// of this process open (stdin/stdout are /dev/null), and an alarm kills it should hwloc hang
-// after this process died. Writes use MSG_NOSIGNAL: a dead child is an error, never a
+// reads end-of-file on its socket (this process closed it or exited; at exit() this process
+// also reaps it); it keeps no other file of this process open (stdin/stdout are /dev/null),
+// and an alarm kills it should hwloc hang after this process died. Writes use MSG_NOSIGNAL: a dead child is an error, never a
 // SIGPIPE here, and the process's signal dispositions are left alone.
 constexpr uint64_t kMaxReportBytes = uint64_t{1} << 30;
 constexpr size_t kMaxMessageBytes = size_t{64} << 20;
@@ -497,6 +497,9 @@ std::string HwlocEnvironment() {
   return out;
 }
 
+class ImportChild;
+ImportChild& TheImportChild();
+
 class ImportChild {
  public:
   absl::StatusOr<NodeTopology> Import(const std::string& xml, const std::string& name,
@@ -504,6 +507,12 @@ class ImportChild {
   pid_t Pid() {
     std::lock_guard<std::mutex> lock(mu_);
     return pid_;
+  }
+  // At exit: ends and reaps the child, so that it is no zombie of whatever reaps orphans (or
+  // of a PID 1 that does not). Skipped when an import is in flight in another thread.
+  void StopAtExit() {
+    std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+    if (lock.owns_lock() && pid_ > 0 && owner_ == ::getpid()) Stop(false);
   }
 
  private:
@@ -572,6 +581,8 @@ absl::Status ImportChild::Spawn(const std::string& name) {
   messages_ = mfd;
   env_ = std::move(env);
   owner_ = ::getpid();
+  static std::once_flag at_exit;
+  std::call_once(at_exit, [] { std::atexit([] { TheImportChild().StopAtExit(); }); });
   return absl::OkStatus();
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -410,6 +411,33 @@ TEST(HwlocImportChild, ChildEndsWithItsProcess) {
     if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(ended) << "import child " << child << " still runs after its process exited";
+}
+
+// Run by ChildIsReapedWhenItsProcessExits in a process of its own: imports, writes the
+// child's pid, returns (and the process exits normally).
+TEST(HwlocImportChild, DISABLED_HelperImportsAndExits) {
+  const char* out = std::getenv("PODTOPO_TEST_IMPORT_CHILD_PID_FILE");
+  if (out == nullptr) GTEST_SKIP() << "run by ChildIsReapedWhenItsProcessExits";
+  ExpectGoodImport("x.xml");
+  std::ofstream(out) << internal::HwlocImportChildPid() << "\n";
+}
+
+// A process that exits normally reaps its import child: no zombie left to whatever reaps
+// orphans (PID 1 of a container may not).
+TEST(HwlocImportChild, ChildIsReapedWhenItsProcessExits) {
+  std::string file = ::testing::TempDir() + "/import-child-pid-" + std::to_string(::getpid());
+  std::string cmd = "PODTOPO_TEST_IMPORT_CHILD_PID_FILE=" + file +
+                    " /proc/" + std::to_string(::getpid()) +
+                    "/exe --gtest_also_run_disabled_tests "
+                    "--gtest_filter=HwlocImportChild.DISABLED_HelperImportsAndExits >/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream in(file);
+  pid_t child = -1;
+  in >> child;
+  std::remove(file.c_str());
+  ASSERT_GT(child, 0);
+  std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+  EXPECT_FALSE(stat.good()) << "import child " << child << " is still there (a zombie?)";
 }
 
 // Several threads importing at once get each their own answer (the child serves them in turn),
