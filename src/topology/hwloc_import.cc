@@ -231,13 +231,31 @@ absl::StatusOr<NodeTopology> Importer::Run() {
         name_, dropped.String()));
   }
   if (pending.empty()) return Error("no PU is held by a NUMANode");
+  // A core is numbered by its lowest CPU, as the kubelet numbers cadvisor's cores (the lowest
+  // thread), counting only the CPUs kept above. Its CPUs are on one NUMA node: cadvisor
+  // builds cores per NUMA node, so a Core object whose PUs the NUMANodes split is not a
+  // machine (the topology JSON reader refuses it too).
+  struct CoreSeen {
+    unsigned lowest;
+    unsigned first_cpu;
+    int numa;
+  };
+  std::map<hwloc_obj_t, CoreSeen> cores;
+  for (const Pending& p : pending) {
+    if (p.core == nullptr) continue;
+    auto [it, inserted] = cores.emplace(p.core, CoreSeen{p.cpu, p.cpu, p.numa});
+    if (inserted) continue;
+    if (it->second.numa != p.numa) {
+      return Error(fmt::format(
+          "{}: its PUs are on different NUMA nodes: PU {} on NUMANode {}, PU {} on NUMANode {} "
+          "(a core is on one NUMA node)",
+          Label(p.core), it->second.first_cpu, it->second.numa, p.cpu, p.numa));
+    }
+    it->second.lowest = std::min(it->second.lowest, p.cpu);
+  }
   for (const Pending& p : pending) {
     int socket = SocketOf(p.package);
-    int core = static_cast<int>(p.cpu);
-    if (p.core != nullptr && p.core->cpuset != nullptr) {
-      int first = hwloc_bitmap_first(p.core->cpuset);
-      if (first >= 0) core = first;
-    }
+    int core = static_cast<int>(p.core == nullptr ? p.cpu : cores.at(p.core).lowest);
     int uncore = socket;
     if (p.l3 != nullptr && p.l3->os_index != HWLOC_UNKNOWN_INDEX && p.l3->os_index <= INT_MAX &&
         p.l3->cpuset != nullptr && hwloc_bitmap_weight(p.l3->cpuset) != pus_per_numa[p.numa]) {

@@ -233,6 +233,35 @@ INSTANTIATE_TEST_SUITE_P(
                "not an hwloc XML topology"}),
     [](const ::testing::TestParamInfo<BadXml>& info) { return info.param.name; });
 
+// A Core object whose PUs two NUMANodes share out (a fuzz finding: the topology written from
+// it did not read back) is refused, naming the core, the PUs and the nodes.
+TEST(ImportHwlocXml, CoreSplitByNumaNodesIsRefused) {
+  // Each PU of the Core is in a Group with its own NUMANode (hwloc keeps that shape).
+  auto group = [](const std::string& i, const std::string& set) {
+    const std::string sets = "cpuset=\"" + set + "\" complete_cpuset=\"" + set +
+                             "\" nodeset=\"" + set + "\" complete_nodeset=\"" + set + "\"";
+    return "      <object type=\"Group\" " + sets + ">\n        <object type=\"NUMANode\" os_index=\"" +
+           i + "\" " + sets + " local_memory=\"1073741824\"/>\n        <object type=\"PU\" os_index=\"" +
+           i + "\" " + sets + "/>\n      </object>\n";
+  };
+  const std::string xml =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+      "<topology version=\"2.0\">\n"
+      "  <object type=\"Machine\" os_index=\"0\" cpuset=\"0x00000003\" "
+      "complete_cpuset=\"0x00000003\" allowed_cpuset=\"0x00000003\" nodeset=\"0x00000003\" "
+      "complete_nodeset=\"0x00000003\" allowed_nodeset=\"0x00000003\">\n"
+      "    <object type=\"Core\" os_index=\"0\" cpuset=\"0x00000003\" "
+      "complete_cpuset=\"0x00000003\" nodeset=\"0x00000003\" complete_nodeset=\"0x00000003\">\n" +
+      group("0", "0x00000001") + group("1", "0x00000002") +
+      "    </object>\n"
+      "  </object>\n</topology>\n";
+  auto node = ImportHwlocXmlText(xml, "split.xml");
+  ASSERT_FALSE(node.ok()) << "imported a core on two NUMA nodes";
+  EXPECT_EQ(std::string(node.status().message()),
+            "split.xml: Core L#0: its PUs are on different NUMA nodes: PU 0 on NUMANode 0, PU 1 "
+            "on NUMANode 1 (a core is on one NUMA node)");
+}
+
 // The import child (one per process, forked again after a failure).
 using internal::HwlocImportTestAction;
 
