@@ -61,8 +61,13 @@ bool HasPositiveCpuAndMemory(const ResourceList& limits) {
   return memory != nullptr && memory->Sign() > 0;
 }
 
-void AddInto(ResourceList& list, const ResourceList& more) {
+// Every resource of a list (Aggregate's default filter).
+bool AnyResource(const std::string&) { return true; }
+
+template <typename Keep>
+void AddInto(ResourceList& list, const ResourceList& more, const Keep& keep) {
   for (const auto& [name, quantity] : more) {
+    if (!keep(name)) continue;
     auto it = list.find(name);
     if (it == list.end()) {
       list.emplace(name, quantity);
@@ -72,8 +77,10 @@ void AddInto(ResourceList& list, const ResourceList& more) {
   }
 }
 
-void MaxInto(ResourceList& list, const ResourceList& other) {
+template <typename Keep>
+void MaxInto(ResourceList& list, const ResourceList& other, const Keep& keep) {
   for (const auto& [name, quantity] : other) {
+    if (!keep(name)) continue;
     auto it = list.find(name);
     if (it == list.end()) {
       list.emplace(name, quantity);
@@ -83,27 +90,30 @@ void MaxInto(ResourceList& list, const ResourceList& other) {
   }
 }
 
-// aggregateContainerResourcesByFn with spec values (no status, no DRA).
-ResourceList Aggregate(const Pod& pod, bool requests) {
+// aggregateContainerResourcesByFn with spec values (no status, no DRA), over the resources
+// `keep` accepts (each resource's value depends on that resource only).
+template <typename Keep>
+ResourceList Aggregate(const Pod& pod, bool requests, const Keep& keep) {
   auto side = [requests](const Container& c) -> const ResourceList& {
     return requests ? c.resources.requests : c.resources.limits;
   };
   ResourceList result;
-  for (const Container& c : pod.containers) AddInto(result, side(c));
+  for (const Container& c : pod.containers) AddInto(result, side(c), keep);
   ResourceList sidecars_so_far;
   ResourceList init_peak;
   for (const Container& c : pod.init_containers) {
     if (c.IsRestartableInit()) {
-      AddInto(result, side(c));
-      AddInto(sidecars_so_far, side(c));
-      MaxInto(init_peak, sidecars_so_far);
+      AddInto(result, side(c), keep);
+      AddInto(sidecars_so_far, side(c), keep);
+      MaxInto(init_peak, sidecars_so_far, keep);
     } else {
-      ResourceList use = side(c);
-      AddInto(use, sidecars_so_far);
-      MaxInto(init_peak, use);
+      ResourceList use;
+      AddInto(use, side(c), keep);
+      AddInto(use, sidecars_so_far, keep);
+      MaxInto(init_peak, use, keep);
     }
   }
-  MaxInto(result, init_peak);
+  MaxInto(result, init_peak, keep);
   return result;
 }
 
@@ -217,9 +227,11 @@ bool IsContainerEquivalentQosGuaranteed(const Container& container) {
   return true;
 }
 
-ResourceList AggregateContainerRequests(const Pod& pod) { return Aggregate(pod, true); }
+ResourceList AggregateContainerRequests(const Pod& pod) {
+  return Aggregate(pod, true, AnyResource);
+}
 
-ResourceList AggregateContainerLimits(const Pod& pod) { return Aggregate(pod, false); }
+ResourceList AggregateContainerLimits(const Pod& pod) { return Aggregate(pod, false, AnyResource); }
 
 ResourceList PodRequests(const Pod& pod, bool pod_level_resources_enabled) {
   ResourceList result = AggregateContainerRequests(pod);
@@ -232,10 +244,15 @@ ResourceList PodRequests(const Pod& pod, bool pod_level_resources_enabled) {
 }
 
 ResourceList PodLimits(const Pod& pod, bool pod_level_resources_enabled) {
-  ResourceList result = AggregateContainerLimits(pod);
+  return PodLimitsOf(pod, AnyResource, pod_level_resources_enabled);
+}
+
+ResourceList PodLimitsOf(const Pod& pod, const std::function<bool(const std::string&)>& keep,
+                         bool pod_level_resources_enabled) {
+  ResourceList result = Aggregate(pod, false, keep);
   if (pod_level_resources_enabled && pod.HasPodLevelResources()) {
     for (const auto& [name, quantity] : pod.resources->limits) {
-      if (IsSupportedPodLevelResource(name)) result[name] = quantity;
+      if (IsSupportedPodLevelResource(name) && keep(name)) result[name] = quantity;
     }
   }
   return result;

@@ -10,6 +10,7 @@
 #ifndef PODTOPO_API_POD_H_
 #define PODTOPO_API_POD_H_
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -135,6 +136,10 @@ ResourceList AggregateContainerLimits(const Pod& pod);
 // `pod_level_resources_enabled` false the pod level is ignored.
 ResourceList PodRequests(const Pod& pod, bool pod_level_resources_enabled = true);
 ResourceList PodLimits(const Pod& pod, bool pod_level_resources_enabled = true);
+// PodLimits of the resources `keep` accepts only (the same values; the others are not
+// aggregated): the device manager's getPodDeviceRequest.
+ResourceList PodLimitsOf(const Pod& pod, const std::function<bool(const std::string&)>& keep,
+                         bool pod_level_resources_enabled = true);
 
 }  // namespace podtopo
 

@@ -48,7 +48,7 @@ class DeviceManager {
 
   // True iff some device of the node serves `resource`.
   bool IsDevicePluginResource(const std::string& resource) const {
-    return devices_.count(resource) > 0;
+    return ResourceIndex(resource) >= 0;
   }
 
   // GetTopologyHints (container scope): one entry per device-plugin resource in the
@@ -83,14 +83,8 @@ class DeviceManager {
   // Devices currently in use, by resource.
   std::map<std::string, std::set<std::string>> AllocatedDevices() const;
 
-  // generateDeviceTopologyHints as the kubelet runs it (every mask walked): the oracle of the
-  // structured hints, exponential in the NUMA nodes. `available` and `reusable` as HintsFor
-  // computes them for `pod` (container scope when `container_name` is given).
-  std::vector<topologymanager::TopologyHint> GenerateHintsExhaustive(
-      const std::string& resource, const std::set<std::string>& available,
-      const std::set<std::string>& reusable, int request) const;
-
-  // Test oracle: hints from GenerateHintsExhaustive instead of the structure.
+  // Test oracle: hints from the kubelet's walk over every mask (generateDeviceTopologyHints,
+  // exponential in the NUMA nodes) instead of their structure.
   void set_exhaustive_hints(bool on) { exhaustive_hints_ = on; }
 
   // Restores an allocation read from podtopo's state record (no checks beyond existence).
@@ -102,36 +96,82 @@ class DeviceManager {
     std::string id;
     int numa = -1;
   };
+  // One device-plugin resource: its devices by ascending id, and how many containers hold each
+  // (an init container's devices are also held by the later containers that reuse them).
+  struct Resource {
+    std::string name;
+    std::vector<DeviceInfo> devices;
+    std::vector<int> holders;  // per device
+    bool aligned = false;      // some device has a NUMA node (HasTopologyAlignment)
+  };
+  // Devices are named by their index in Resource::devices; lists of them are ascending.
+  using Indices = std::vector<int>;
+  // The devices of one resource a container holds.
+  struct Holding {
+    int resource = 0;  // index in resources_
+    Indices devices;
+  };
+  // What one container holds, by ascending resource index (never empty: the entry goes with
+  // its last device).
+  struct ContainerHoldings {
+    std::string container;
+    std::vector<Holding> resources;
+  };
+  // (resource index, device count) by ascending resource index.
+  using Requests = std::vector<std::pair<int, int>>;
 
-  // NUMA node of device `id` among `devices`, -1 when unknown or without affinity.
-  static int NumaIn(const std::vector<DeviceInfo>& devices, const std::string& id);
-  bool HasTopologyAlignment(const std::string& resource) const;
-  std::set<std::string> Available(const std::string& resource) const;
+  // Index of `resource` in resources_, -1 when no device serves it.
+  int ResourceIndex(const std::string& resource) const;
+  // Index of device `id` of resources_[r], -1 when unknown.
+  int DeviceIndex(int r, const std::string& id) const;
+  // The devices of resources_[r] no container holds.
+  Indices Available(int r) const;
+  // The containers of `pod_uid` holding devices (null when none does), and one of them.
+  const std::vector<ContainerHoldings>* PodHoldings(const std::string& pod_uid) const;
+  ContainerHoldings* FindHoldings(const std::string& pod_uid, const std::string& container);
+  const ContainerHoldings* FindHoldings(const std::string& pod_uid,
+                                        const std::string& container) const {
+    return const_cast<DeviceManager*>(this)->FindHoldings(pod_uid, container);
+  }
+  // Adds `devices` (ascending) of resources_[r] to what `holdings` holds, counting the new
+  // holders.
+  void Hold(ContainerHoldings& holdings, int r, const Indices& devices);
+  // Gives back every device `holdings` holds.
+  void Unhold(const ContainerHoldings& holdings);
   // The hints of one resource by structure: masks holding every reusable device's NUMA node and
   // enough devices; preferred the narrowest that could hold the request on this node.
-  topologymanager::HintSet GenerateHints(const std::string& resource,
-                                         const std::set<std::string>& available,
-                                         const std::set<std::string>& reusable,
+  topologymanager::HintSet GenerateHints(int r, const Indices& available, const Indices& reusable,
                                          int request) const;
-  HintMap HintsFor(const Pod& pod, const std::map<std::string, int>& requests,
+  // generateDeviceTopologyHints as the kubelet runs it (every mask walked): the oracle of
+  // GenerateHints.
+  std::vector<topologymanager::TopologyHint> GenerateHintsExhaustive(int r,
+                                                                     const Indices& available,
+                                                                     const Indices& reusable,
+                                                                     int request) const;
+  // `available` and `reusable` as the kubelet computes them for `pod` (container scope when
+  // `container_name` is given), then the hints of every request.
+  HintMap HintsFor(const Pod& pod, const Requests& requests,
                    const std::string* container_name) const;
 
+  // The container's device-plugin limits, as ints (Quantity.Value()).
+  Requests ContainerRequests(const Container& container) const;
   // getPodDeviceRequest: the pod's device-plugin limits, aggregated.
-  std::map<std::string, int> PodDeviceRequests(const Pod& pod) const;
+  Requests PodDeviceRequests(const Pod& pod) const;
 
   std::vector<Device> all_;
-  std::map<std::string, std::vector<DeviceInfo>> devices_;  // resource -> devices by id
+  std::vector<Resource> resources_;  // by name
   std::vector<int> numa_nodes_;
   bool exhaustive_hints_ = false;
-  // pod uid -> container -> resource -> ids
-  std::map<std::string, std::map<std::string, std::map<std::string, std::set<std::string>>>>
-      pod_devices_;
-  // The pod being admitted -> resource -> ids its finished init containers left behind.
-  std::map<std::string, std::map<std::string, std::set<std::string>>> devices_to_reuse_;
+  // pod uid -> the containers holding devices
+  std::map<std::string, std::vector<ContainerHoldings>> pod_devices_;
+  // The pod being admitted, and per resource the devices its finished init containers left
+  // behind (reuse_[r]).
+  std::string reuse_pod_;
+  std::vector<Indices> reuse_;
   // BeginPod's pod and its PodDeviceRequests (computed at the first hint call).
   struct AdmissionMemo {
     const Pod* pod = nullptr;
-    std::optional<std::map<std::string, int>> requests;
+    std::optional<Requests> requests;
   };
   mutable std::optional<AdmissionMemo> admission_;
 };
