@@ -54,11 +54,6 @@ uint64_t FreeOf(const NumaNodeMap& ms, int node, const std::string& type) {
   return t == nullptr ? 0 : t->free;
 }
 
-uint64_t AllocatableOf(const NumaNodeMap& ms, int node, const std::string& type) {
-  const MemoryTable* t = Table(ms, node, type);
-  return t == nullptr ? 0 : t->allocatable;
-}
-
 const NumaNodeState* Node(const NumaNodeMap& ms, int node) {
   auto n = ms.find(node);
   return n == ms.end() ? nullptr : &n->second;
@@ -380,18 +375,42 @@ uint64_t StaticPolicy::PodReusableMemory(const Pod& pod, BitMask mask,
   return t == m->second.end() ? 0 : t->second;
 }
 
+StaticPolicy::NodeAmounts StaticPolicy::AmountsOf(const NumaNodeMap& ms,
+                                                  const RequestedResources& req) {
+  NodeAmounts out;
+  out.allocatable.resize(req.size());
+  out.free.resize(req.size());
+  size_t i = 0;
+  for (const auto& [type, size] : req) {
+    for (const auto& [id, state] : ms) {
+      if (id < 0 || id > 63) continue;  // in no mask
+      auto t = state.memory_map.find(type);
+      if (t == state.memory_map.end()) continue;
+      out.allocatable[i][static_cast<size_t>(id)] = t->second.allocatable;
+      out.free[i][static_cast<size_t>(id)] = t->second.free;
+    }
+    ++i;
+  }
+  return out;
+}
+
 bool StaticPolicy::MaskQualifies(const NumaNodeMap& ms, const Pod& pod,
-                                 const RequestedResources& req, BitMask mask,
-                                 bool* covers_allocatable) const {
+                                 const RequestedResources& req, const NodeAmounts& amounts,
+                                 BitMask mask, bool* covers_allocatable) const {
   const uint64_t m = mask.value();
   const bool single = std::popcount(m) == 1;
   if (covers_allocatable != nullptr) *covers_allocatable = false;
+  // The sum of one type's amounts over the mask's nodes (uint64 wrap as in Go).
+  auto sum = [m](const std::array<uint64_t, 64>& amount) {
+    uint64_t total = 0;
+    ForEachNode(m, [&](int node) { total += amount[static_cast<size_t>(node)]; });
+    return total;
+  };
 
   // Enough allocatable memory of every type in the mask.
+  size_t i = 0;
   for (const auto& [type, size] : req) {
-    uint64_t allocatable = 0;
-    ForEachNode(m, [&, &t = type](int node) { allocatable += AllocatableOf(ms, node, t); });
-    if (allocatable < size) return false;
+    if (sum(amounts.allocatable[i++]) < size) return false;
   }
   // (The smallest mask that could ever satisfy the request is counted here.)
   if (covers_allocatable != nullptr) *covers_allocatable = true;
@@ -412,9 +431,9 @@ bool StaticPolicy::MaskQualifies(const NumaNodeMap& ms, const Pod& pod,
   }
   // Enough free memory (plus this pod's reusable init-container memory).
   const bool reusable = init_containers_reusable_memory_.contains(pod.uid);
+  i = 0;
   for (const auto& [type, size] : req) {
-    uint64_t free = 0;
-    ForEachNode(m, [&, &t = type](int node) { free += FreeOf(ms, node, t); });
+    uint64_t free = sum(amounts.free[i++]);
     if (free + (reusable ? PodReusableMemory(pod, mask, type) : 0) < size) return false;
   }
   return true;
@@ -427,9 +446,10 @@ HintMap StaticPolicy::CalculateHintsExhaustive(const NumaNodeMap& ms, const Pod&
   int min_affinity_size = static_cast<int>(nodes.size());
 
   HintMap hints;
+  const NodeAmounts amounts = AmountsOf(ms, req);
   absl::Status iterated = topologymanager::IterateBitMasks(nodes, [&](BitMask mask) {
     bool covers = false;
-    bool qualifies = MaskQualifies(ms, pod, req, mask, &covers);
+    bool qualifies = MaskQualifies(ms, pod, req, amounts, mask, &covers);
     if (covers) min_affinity_size = std::min(min_affinity_size, mask.Count());
     if (!qualifies) return;
     for (const auto& [type, size] : req) hints[type].push_back(TopologyHint{mask, false});
@@ -468,21 +488,20 @@ HintSetMap StaticPolicy::CalculateHints(const NumaNodeMap& ms, const Pod& pod,
   // width), then enough free memory of every type.
   MaskFamily family{nodes, 0, 1, {}};
   family.rules.reserve(2 * req.size());
-  // One rule per type: the nodes' `amount` of it covers the request.
-  auto add_rules = [&](uint64_t MemoryTable::*amount) {
+  const NodeAmounts amounts = AmountsOf(ms, req);
+  // One rule per type: the nodes' amounts of it cover the request.
+  auto add_rules = [&](const std::vector<std::array<uint64_t, 64>>& amount) {
+    size_t i = 0;
     for (const auto& [type, size] : req) {
       CoverRule& r = family.rules.emplace_back();
       r.need = size;
-      for (const auto& [id, state] : ms) {
-        auto t = state.memory_map.find(type);
-        r.weight[id] = t == state.memory_map.end() ? 0 : t->second.*amount;
-      }
+      r.weight = amount[i++];
     }
   };
-  add_rules(&MemoryTable::allocatable);
+  add_rules(amounts.allocatable);
   topologymanager::PreferenceRule preference;
   preference.count = family.MinCount().value_or(static_cast<int>(ms.size()));
-  add_rules(&MemoryTable::free);
+  add_rules(amounts.free);
   family.domain = nodes & ~used;
   family.min_count = 2;
 
@@ -508,7 +527,7 @@ HintSetMap StaticPolicy::CalculateHints(const NumaNodeMap& ms, const Pod& pod,
   extra.reserve(candidates.size());
   for (uint64_t m : candidates) {
     if ((m & ~nodes) == 0 && m != 0 &&
-        MaskQualifies(ms, pod, req, BitMask::FromUint64(m), nullptr)) {
+        MaskQualifies(ms, pod, req, amounts, BitMask::FromUint64(m), nullptr)) {
       extra.push_back(m);
     }
   }
@@ -793,54 +812,71 @@ absl::Status StaticPolicy::AllocatePod(MemoryState& state, const Pod& pod) {
     return blocks;
   };
 
-  // Partition the budget (quantities, not pages).
-  std::map<std::string, std::vector<Block>> exclusive;
-  RequestedResources sidecars;
+  // Partition the budget (quantities, not pages): the exclusive blocks of every init and app
+  // container in admission order, nullopt for those of the shared pool.
+  std::vector<std::optional<std::vector<Block>>> exclusive;
+  exclusive.reserve(pod.init_containers.size() + pod.containers.size());
+  RequestedResources sidecars;  // of the sidecars declared so far
+  auto budget_left = [&](const RequestedResources& budget) {  // budget minus sidecars
+    RequestedResources left;
+    for (const auto& [type, size] : budget) {
+      auto it = sidecars.find(type);
+      left.emplace_hint(left.end(), type, size - (it == sidecars.end() ? 0 : it->second));
+    }
+    return left;
+  };
   for (const Container& c : pod.init_containers) {
     absl::StatusOr<RequestedResources> reqs_scratch;
     const absl::StatusOr<RequestedResources>& reqs = ContainerRequest(pod, c, reqs_scratch);
     if (!reqs.ok()) return reqs.status();
-    RequestedResources runnable;  // budget minus sidecars declared so far
-    for (const auto& [type, size] : pod_total) runnable[type] = size - sidecars[type];
     if (reqs->empty()) {
-      if (c.IsRestartableInit()) continue;  // shared sidecar: gets the final shared pool
-      exclusive[c.name] = blocks_of(runnable);
+      if (c.IsRestartableInit()) {
+        exclusive.emplace_back();  // shared sidecar: gets the final shared pool
+      } else {
+        exclusive.emplace_back(blocks_of(budget_left(pod_total)));
+      }
       continue;
     }
-    exclusive[c.name] = blocks_of(*reqs);
+    exclusive.emplace_back(blocks_of(*reqs));
     if (c.IsRestartableInit()) {
       for (const auto& [type, size] : *reqs) sidecars[type] += size;
     }
   }
-  RequestedResources app_pool;
-  for (const auto& [type, size] : pod_total) app_pool[type] = size - sidecars[type];
+  RequestedResources app_pool = budget_left(pod_total);
   for (const Container& c : pod.containers) {
     absl::StatusOr<RequestedResources> reqs_scratch;
     const absl::StatusOr<RequestedResources>& reqs = ContainerRequest(pod, c, reqs_scratch);
     if (!reqs.ok()) return reqs.status();
-    if (reqs->empty()) continue;  // shared pool
+    if (reqs->empty()) {
+      exclusive.emplace_back();  // shared pool
+      continue;
+    }
     std::vector<Block> blocks;
+    blocks.reserve(reqs->size());
     for (const auto& [type, size] : *reqs) {
       if (size == 0) continue;
       blocks.push_back(Block{bits, type, size});
       app_pool[type] -= size;  // uint64 as in Go
     }
-    exclusive[c.name] = std::move(blocks);
+    exclusive.emplace_back(std::move(blocks));
   }
   std::vector<Block> shared_pool = blocks_of(app_pool);
 
   // Nothing below fails: the machine state changes in place.
   std::vector<Block> pod_blocks;
+  pod_blocks.reserve(pod_total.size());
   for (const auto& [type, size] : pod_total) pod_blocks.push_back(Block{bits, type, size});
   for (const auto& [type, size] : pod_total) {
     UpdateMachineState(state.machine_state, bits, type, size);
   }
 
   state.SetPodMemoryBlocks(pod.uid, std::move(pod_blocks));
+  auto own = exclusive.begin();
   for (const auto* list : {&pod.init_containers, &pod.containers}) {
     for (const Container& c : *list) {
-      auto it = exclusive.find(c.name);
-      state.SetMemoryBlocks(pod.uid, c.name, it != exclusive.end() ? it->second : shared_pool);
+      state.SetMemoryBlocks(pod.uid, c.name,
+                            own->has_value() ? std::move(**own) : shared_pool);
+      ++own;
     }
   }
   return absl::OkStatus();

@@ -42,6 +42,7 @@
 #ifndef PODTOPO_MEMORYMANAGER_STATIC_POLICY_H_
 #define PODTOPO_MEMORYMANAGER_STATIC_POLICY_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -215,10 +216,19 @@ class StaticPolicy {
                             const RequestedResources& req) const;
   HintMap CalculateHintsExhaustive(const NumaNodeMap& ms, const Pod& pod,
                                    const RequestedResources& req) const;
-  // The kubelet's per-mask test of calculateHints; `covers_allocatable` (optional) tells
-  // whether the mask passed its first step (enough allocatable memory).
+  // What MaskQualifies reads of the memory tables for one request: the allocatable and the
+  // free bytes of every requested type (in the request's order) on every node, by node id
+  // (zero where the machine state has none).
+  struct NodeAmounts {
+    std::vector<std::array<uint64_t, 64>> allocatable;
+    std::vector<std::array<uint64_t, 64>> free;
+  };
+  static NodeAmounts AmountsOf(const NumaNodeMap& ms, const RequestedResources& req);
+  // The kubelet's per-mask test of calculateHints, `amounts` being AmountsOf(ms, req);
+  // `covers_allocatable` (optional) tells whether the mask passed its first step (enough
+  // allocatable memory).
   bool MaskQualifies(const NumaNodeMap& ms, const Pod& pod, const RequestedResources& req,
-                     BitMask mask, bool* covers_allocatable) const;
+                     const NodeAmounts& amounts, BitMask mask, bool* covers_allocatable) const;
   uint64_t PodReusableMemory(const Pod& pod, BitMask mask, const std::string& type) const;
   absl::StatusOr<TopologyHint> BestHint(const NumaNodeMap& ms, const Pod& pod,
                                         const RequestedResources& req, TopologyHint hint) const;
