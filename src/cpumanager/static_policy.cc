@@ -505,54 +505,57 @@ absl::Status StaticPolicy::Allocate(CpuState& state, const Pod& pod, const Conta
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::map<std::string, CpuSet>> StaticPolicy::PartitionPodCpus(
+absl::StatusOr<std::vector<CpuSet>> StaticPolicy::PartitionPodCpus(
     const Pod& pod, QosClass qos, const CpuSet& bubble, const std::map<std::string, CpuSet>& existing) const {
-  std::map<std::string, CpuSet> assigned;  // containers with their own set
+  // The init containers' sets, then the app containers'; nullopt for the pod shared pool.
+  std::vector<std::optional<CpuSet>> assigned(pod.init_containers.size() + pod.containers.size());
+  auto own = assigned.begin();
   CpuSet sidecars;
   for (const Container& c : pod.init_containers) {
+    std::optional<CpuSet>& mine = *own++;
     int n = GuaranteedCpus(pod, qos, c);
     auto found = existing.find(c.name);
     if (found != existing.end()) {
-      assigned[c.name] = found->second;
+      mine = found->second;
       if (n > 0 && c.IsRestartableInit()) sidecars.UnionWith(found->second);
       continue;
     }
     if (n > 0) {
       absl::StatusOr<CpuSet> cs = TakeByTopology(bubble.Difference(sidecars), n);
       if (!cs.ok()) return cs.status();
-      assigned[c.name] = *cs;
+      mine = *cs;
       if (c.IsRestartableInit()) sidecars.UnionWith(*cs);  // permanent for the pod's life
     } else if (!c.IsRestartableInit()) {
       // A shared regular init container runs on the whole bubble minus the sidecars so far.
-      assigned[c.name] = bubble.Difference(sidecars);
+      mine = bubble.Difference(sidecars);
     }
     // A shared sidecar gets the final pod shared pool below.
   }
   CpuSet pool = bubble.Difference(sidecars);
   // Exclusive app slices restored from state leave the pool first, so that slices computed
   // now never overlap them. Without restored entries this is the kubelet's walk exactly.
+  const auto apps = own;
   for (const Container& c : pod.containers) {
+    std::optional<CpuSet>& mine = *own++;
     auto found = existing.find(c.name);
     if (found == existing.end()) continue;
-    assigned[c.name] = found->second;
+    mine = found->second;
     if (GuaranteedCpus(pod, qos, c) > 0) pool.Subtract(found->second);
   }
+  own = apps;
   for (const Container& c : pod.containers) {
+    std::optional<CpuSet>& mine = *own++;
     if (existing.contains(c.name)) continue;
     int n = GuaranteedCpus(pod, qos, c);
     if (n == 0) continue;
     absl::StatusOr<CpuSet> cs = TakeByTopology(pool, n);
     if (!cs.ok()) return cs.status();
-    assigned[c.name] = *cs;
+    mine = *cs;
     pool.Subtract(*cs);
   }
-  std::map<std::string, CpuSet> out;
-  for (const auto* list : {&pod.init_containers, &pod.containers}) {
-    for (const Container& c : *list) {
-      auto it = assigned.find(c.name);
-      out[c.name] = it != assigned.end() ? it->second : pool;
-    }
-  }
+  std::vector<CpuSet> out;
+  out.reserve(assigned.size());
+  for (std::optional<CpuSet>& cs : assigned) out.push_back(cs.has_value() ? std::move(*cs) : pool);
   return out;
 }
 
@@ -589,7 +592,7 @@ absl::Status StaticPolicy::AllocatePod(CpuState& state, const Pod& pod) {
     state.SetPodCpuSet(pod.uid, bubble);
   }
 
-  absl::StatusOr<std::map<std::string, CpuSet>> parts = PartitionPodCpus(pod, qos, bubble, existing);
+  absl::StatusOr<std::vector<CpuSet>> parts = PartitionPodCpus(pod, qos, bubble, existing);
   if (!parts.ok()) {
     // Give every CPU of the pod back to the default set (the kubelet would leak the bubble).
     CpuSet release = bubble;
@@ -601,8 +604,12 @@ absl::Status StaticPolicy::AllocatePod(CpuState& state, const Pod& pod) {
     state.DeletePod(pod.uid);
     return parts.status();
   }
-  for (const auto& [name, cpus] : *parts) {
-    if (!existing.contains(name)) state.SetCpuSet(pod.uid, name, cpus);
+  auto cpus = parts->begin();
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const Container& c : *list) {
+      if (!existing.contains(c.name)) state.SetCpuSet(pod.uid, c.name, *cpus);
+      ++cpus;
+    }
   }
   return absl::OkStatus();
 }

@@ -263,8 +263,8 @@ class StaticPolicy {
   topologymanager::TopologyHint AffinityFor(const std::string& pod_uid,
                                             const std::string& container_name) const;
   // Splits `bubble` among the pod's containers (§2.7 step 6); containers already in `existing`
-  // keep their entries. Returns name -> cpuset for every init and app container.
-  absl::StatusOr<std::map<std::string, CpuSet>> PartitionPodCpus(
+  // keep their entries. Returns the cpuset of every init and app container, in that order.
+  absl::StatusOr<std::vector<CpuSet>> PartitionPodCpus(
       const Pod& pod, QosClass qos, const CpuSet& bubble,
       const std::map<std::string, CpuSet>& existing) const;
 
