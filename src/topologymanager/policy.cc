@@ -854,17 +854,20 @@ namespace {
 
 class NonePolicy : public Policy {
  public:
-  std::string Name() const override { return kPolicyNone; }
+  const std::string& Name() const override { return name_; }
   MergeResult Merge(const ProvidersHints&) const override {
     return MergeResult{TopologyHint{}, true};
   }
+
+ private:
+  std::string name_ = kPolicyNone;
 };
 
 class MergingPolicy : public Policy {
  public:
   MergingPolicy(std::string name, NUMAInfo numa_info, PolicyOptions opts)
       : name_(std::move(name)), numa_info_(std::move(numa_info)), opts_(opts) {}
-  std::string Name() const override { return name_; }
+  const std::string& Name() const override { return name_; }
   MergeResult Merge(const ProvidersHints& providers_hints) const override {
     return internal::MergeFast(name_, numa_info_, opts_, providers_hints);
   }

@@ -75,7 +75,7 @@ class Policy {
  public:
   virtual ~Policy() = default;
   // "none", "best-effort", "restricted" or "single-numa-node".
-  virtual std::string Name() const = 0;
+  virtual const std::string& Name() const = 0;
   // The merged hint and the admission decision for the given provider hints.
   virtual MergeResult Merge(const ProvidersHints& providers_hints) const = 0;
 };

@@ -128,7 +128,7 @@ AdmitResult Manager::AdmitPod(const Pod& pod, Operation op) {
 AdmitResult Manager::AdmitAllocated(const Pod& pod, Operation op) {
   last_merges_.clear();
   // Their merges always admit (policy.cc MergeWith).
-  const std::string policy = policy_->Name();
+  const std::string& policy = policy_->Name();
   if (policy == kPolicyNone || policy == kPolicyBestEffort) {
     return GetPodAdmitResult(absl::OkStatus());
   }
