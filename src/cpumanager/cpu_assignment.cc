@@ -13,6 +13,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "fmt/format.h"
+#include "util/popcount.h"
 
 // Implementation notes.
 //
@@ -35,21 +36,9 @@ using Word = uint64_t;
 
 enum Kind { kNuma = 0, kSocket = 1, kCore = 2, kUncore = 3, kNumKinds = 4 };
 
-// Population count without a libgcc call when the target has no POPCNT instruction.
-inline int Pop64(Word x) {
-#if defined(__POPCNT__)
-  return __builtin_popcountll(x);
-#else
-  x = x - ((x >> 1) & 0x5555555555555555ULL);
-  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
-#endif
-}
-
 int PopCount(const Word* a, int words) {
   int n = 0;
-  for (int i = 0; i < words; ++i) n += Pop64(a[i]);
+  for (int i = 0; i < words; ++i) n += PopCount64(a[i]);
   return n;
 }
 
@@ -62,7 +51,7 @@ bool Intersects(const Word* a, const Word* b, int words) {
 
 int IntersectionCount(const Word* a, const Word* b, int words) {
   int n = 0;
-  for (int i = 0; i < words; ++i) n += Pop64(a[i] & b[i]);
+  for (int i = 0; i < words; ++i) n += PopCount64(a[i] & b[i]);
   return n;
 }
 
@@ -341,7 +330,7 @@ class Accumulator {
       for (size_t e = 0; e < num; ++e) {
         int n_avail = 0;
         for (int i = begin[e]; i < begin[e + 1]; ++i) {
-          n_avail += Pop64(avail_[word[static_cast<size_t>(i)]] & mask[i]);
+          n_avail += PopCount64(avail_[word[static_cast<size_t>(i)]] & mask[i]);
         }
         counts[e] = n_avail;
       }
@@ -369,7 +358,7 @@ class Accumulator {
       const Word c = cpus[w];
       if (c == 0) continue;
       Word removed = avail_[w] & c;
-      if (removed != c) taken += Pop64(c & ~removed);  // CPUs that were not available
+      if (removed != c) taken += PopCount64(c & ~removed);  // CPUs that were not available
       result_[w] |= c;
       avail_[w] &= ~c;
       while (removed != 0) {

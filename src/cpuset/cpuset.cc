@@ -4,6 +4,7 @@
 
 #include "fmt/format.h"
 #include "util/go_strconv.h"
+#include "util/popcount.h"
 
 namespace podtopo {
 namespace {
@@ -149,7 +150,7 @@ CpuSet& CpuSet::Subtract(const CpuSet& other) {
 int CpuSet::IntersectionSize(const CpuSet& other) const {
   size_t n = std::min(words_.size(), other.words_.size());
   int count = 0;
-  for (size_t i = 0; i < n; ++i) count += std::popcount(words_[i] & other.words_[i]);
+  for (size_t i = 0; i < n; ++i) count += PopCount64(words_[i] & other.words_[i]);
   return count;
 }
 

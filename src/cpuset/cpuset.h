@@ -25,6 +25,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "util/popcount.h"
 
 namespace podtopo {
 
@@ -62,7 +63,7 @@ class CpuSet {
 
   int Size() const {
     int n = 0;
-    for (uint64_t w : words_) n += std::popcount(w);
+    for (uint64_t w : words_) n += PopCount64(w);
     return n;
   }
   bool IsEmpty() const { return words_.empty(); }

@@ -10,6 +10,7 @@
 #include "admission/admission_error.h"
 #include "fmt/format.h"
 #include "memorymanager/reserved_memory.h"
+#include "util/popcount.h"
 
 namespace podtopo::memorymanager {
 namespace {
@@ -29,7 +30,7 @@ void ForEachNode(uint64_t mask, F&& f) {
 // Whether `cells`, as a set, is exactly the nodes of `mask` (the kubelet's areGroupsEqual of
 // the cells and the mask's bits: the same ids, as many of them).
 bool GroupIs(const std::vector<int>& cells, uint64_t mask) {
-  if (static_cast<int>(cells.size()) != std::popcount(mask)) return false;
+  if (static_cast<int>(cells.size()) != PopCount64(mask)) return false;
   uint64_t seen = 0;
   for (int c : cells) {
     if (c < 0 || c > 63) return false;
@@ -72,7 +73,7 @@ bool IsAffinitySatisfyRequest(const NumaNodeMap& ms, BitMask mask,
 
 bool IsAffinityViolatingNumaAllocations(const NumaNodeMap& ms, BitMask mask) {
   const uint64_t m = mask.value();
-  if (std::popcount(m) == 1) return false;  // a single node never violates
+  if (PopCount64(m) == 1) return false;  // a single node never violates
   for (uint64_t r = m; r != 0; r &= r - 1) {
     const NumaNodeState* ns = Node(ms, std::countr_zero(r));
     if (ns == nullptr || ns->number_of_assignments == 0) continue;
@@ -398,7 +399,7 @@ bool StaticPolicy::MaskQualifies(const NumaNodeMap& ms, const Pod& pod,
                                  const RequestedResources& req, const NodeAmounts& amounts,
                                  BitMask mask, bool* covers_allocatable) const {
   const uint64_t m = mask.value();
-  const bool single = std::popcount(m) == 1;
+  const bool single = PopCount64(m) == 1;
   if (covers_allocatable != nullptr) *covers_allocatable = false;
   // The sum of one type's amounts over the mask's nodes (uint64 wrap as in Go).
   auto sum = [m](const std::array<uint64_t, 64>& amount) {

@@ -26,6 +26,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "util/popcount.h"
 
 namespace podtopo::topologymanager {
 
@@ -60,7 +61,7 @@ class BitMask {
   }
   bool IsLessThan(BitMask other) const { return value_ < other.value_; }
   bool IsGreaterThan(BitMask other) const { return value_ > other.value_; }
-  int Count() const { return std::popcount(value_); }
+  int Count() const { return PopCount64(value_); }
   // Set bits in ascending order.
   std::vector<int> GetBits() const;
   // The kubelet's String(): binary, zero-padded to the width of the first even shift s (62 down

@@ -4,20 +4,14 @@
 #include <bit>
 #include <limits>
 
+#include "util/popcount.h"
+
 namespace podtopo::topologymanager {
 namespace {
 
 uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
   uint64_t s = a + b;
   return s < a ? std::numeric_limits<uint64_t>::max() : s;
-}
-
-// std::popcount without a library call (the build targets x86-64 without POPCNT).
-int Popcount(uint64_t m) {
-  m = m - ((m >> 1) & 0x5555555555555555ULL);
-  m = (m & 0x3333333333333333ULL) + ((m >> 2) & 0x3333333333333333ULL);
-  m = (m + (m >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-  return static_cast<int>((m * 0x0101010101010101ULL) >> 56);
 }
 
 }  // namespace
@@ -39,7 +33,7 @@ uint64_t CoverRule::Sum(uint64_t mask) const {
 
 bool MaskFamily::Contains(uint64_t mask) const {
   if ((mask & ~domain) != 0 || (mask & required) != required) return false;
-  if (mask == 0 || Popcount(mask) < min_count) return false;
+  if (mask == 0 || PopCount64(mask) < min_count) return false;
   for (const CoverRule& r : rules) {
     if (!r.Holds(mask)) return false;
   }
@@ -52,7 +46,7 @@ std::optional<int> MaskFamily::MinCount() const {
     // One cover rule (or none) is no knapsack: the required nodes, then the heaviest other
     // nodes of the domain until the rule holds, is a narrowest member (weights are never
     // negative, and the family is upward closed for min_count).
-    int count = Popcount(required);
+    int count = PopCount64(required);
     if (!rules.empty() && !rules[0].Holds(required)) {
       const CoverRule& r = rules[0];
       std::array<uint64_t, 64> weights;
@@ -75,7 +69,7 @@ std::optional<int> MaskFamily::MinCount() const {
   search.required = required;
   for (const CoverRule& r : rules) search.rules.push_back(&r);
   search.leaf = [this](uint64_t m) { return Contains(m); };
-  for (int c = std::max({1, min_count, Popcount(required)}); c <= Popcount(domain); ++c) {
+  for (int c = std::max({1, min_count, PopCount64(required)}); c <= PopCount64(domain); ++c) {
     if (FirstMask(search, c).has_value()) return c;
   }
   return std::nullopt;  // unreachable: `domain` itself is a member
@@ -91,12 +85,12 @@ int PreferenceRule::SocketCount(uint64_t mask) const {
     for (size_t i = 0; i < words.size(); ++i) acc[i] |= words[i];
   }
   int n = 0;
-  for (uint64_t w : acc) n += Popcount(w);
+  for (uint64_t w : acc) n += PopCount64(w);
   return n;
 }
 
 bool PreferenceRule::Holds(uint64_t mask) const {
-  if (Popcount(mask) == count) return true;
+  if (PopCount64(mask) == count) return true;
   return sockets.has_value() && SocketCount(mask) == *sockets;
 }
 
@@ -166,7 +160,7 @@ int HintSet::MinCount() const {
     }
     return best;
   }
-  for (uint64_t e : extra_) take(Popcount(e));
+  for (uint64_t e : extra_) take(PopCount64(e));
   if (family_.has_value()) take(family_->MinCount().value_or(0));
   return best;
 }
@@ -192,7 +186,7 @@ std::optional<TopologyHint> HintSet::Best(uint64_t must_contain) const {
                             bool socket_prune) -> std::optional<uint64_t> {
     std::optional<uint64_t> best;
     for (uint64_t e : extra_) {
-      if (Popcount(e) == count && (e & must_contain) == must_contain && want(e)) {
+      if (PopCount64(e) == count && (e & must_contain) == must_contain && want(e)) {
         best = e;
         break;  // ascending
       }
@@ -209,8 +203,8 @@ std::optional<TopologyHint> HintSet::Best(uint64_t must_contain) const {
     }
     return best;
   };
-  const int lo = std::max(1, Popcount(must_contain));
-  const int hi = Popcount(nodes_);
+  const int lo = std::max(1, PopCount64(must_contain));
+  const int hi = PopCount64(nodes_);
   // Preferred hints first.
   auto preferred = [&](uint64_t m) { return preference_.Holds(m); };
   for (int c = lo; c <= hi; ++c) {
@@ -236,11 +230,11 @@ std::vector<BitMask> HintSet::PreferredMasks(size_t limit) const {
     }
     return out;
   }
-  for (int c = 1; c <= Popcount(nodes_) && out.size() < limit; ++c) {
+  for (int c = 1; c <= PopCount64(nodes_) && out.size() < limit; ++c) {
     if (c != preference_.count && !preference_.sockets.has_value()) continue;
     std::vector<uint64_t> found;
     for (uint64_t e : extra_) {
-      if (Popcount(e) == c && preference_.Holds(e)) found.push_back(e);
+      if (PopCount64(e) == c && preference_.Holds(e)) found.push_back(e);
     }
     if (family_.has_value()) {
       MaskSearch search;
@@ -276,7 +270,7 @@ class Searcher {
 
   bool Run(int count) {
     if (count <= 0 || (s_.required & ~s_.allowed) != 0) return false;
-    if (Popcount(s_.required) > count || static_cast<int>(positions_.size()) < count) return false;
+    if (PopCount64(s_.required) > count || static_cast<int>(positions_.size()) < count) return false;
     return Choose(static_cast<int>(positions_.size()), count, 0);
   }
 
@@ -296,7 +290,7 @@ class Searcher {
       const uint64_t next = chosen | bit;
       // Required bits strictly below j must fit into the remaining - 1 slots.
       const uint64_t below = j == 0 ? 0 : (uint64_t{1} << positions_[j]) - 1;
-      if (Popcount(s_.required & s_.allowed & below) > remaining - 1) break;
+      if (PopCount64(s_.required & s_.allowed & below) > remaining - 1) break;
       if (!Feasible(next, j, remaining - 1)) continue;
       if (remaining == 1) {
         if ((next & s_.required) == s_.required && (!s_.leaf || s_.leaf(next)) && visit_(next)) {

@@ -51,6 +51,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "fmt/format.h"
 #include "topologymanager/policy_internal.h"
+#include "util/popcount.h"
 
 namespace podtopo::topologymanager {
 namespace internal {
@@ -214,7 +215,7 @@ std::vector<uint64_t> AchievableMerges(uint64_t default_mask,
   std::stable_sort(lists.begin(), lists.end(),
                    [](const auto& a, const auto& b) { return a.size() < b.size(); });
 
-  const int n = std::popcount(default_mask);
+  const int n = PopCount64(default_mask);
   if (n > kMaxDenseBits || strategy == ClosureStrategy::kSparse) {
     std::vector<uint64_t> present = {default_mask};
     absl::flat_hash_set<uint64_t> next;
@@ -487,7 +488,7 @@ class StructuredMerge {
       }
       return false;
     }
-    if (l.singles && std::popcount(a) != 1) return false;
+    if (l.singles && PopCount64(a) != 1) return false;
     return l.set->Preferred(a);
   }
 
@@ -565,9 +566,9 @@ class StructuredMerge {
       }
       return true;
     };
-    const int lo = fixed.value_or(1), hi = fixed.value_or(std::popcount(search.allowed));
+    const int lo = fixed.value_or(1), hi = fixed.value_or(PopCount64(search.allowed));
     for (int c = lo; c <= hi; ++c) {
-      if (best && std::popcount(*best) < c) break;  // a narrower extra mask already won
+      if (best && PopCount64(*best) < c) break;  // a narrower extra mask already won
       std::optional<uint64_t> found;
       if (any_socket) {
         MaskSearch at = search;
@@ -612,7 +613,7 @@ class StructuredMerge {
     MaskSearch search;
     search.allowed = within;
     search.leaf = [this](uint64_t m) { return Achievable(m); };
-    const int n = std::popcount(within);
+    const int n = PopCount64(within);
     std::vector<int> order;
     for (int c = std::min(b, n); c >= 1; --c) order.push_back(c);
     for (int c = b + 1; c <= n; ++c) order.push_back(c);
@@ -701,7 +702,7 @@ class StructuredMerge {
     if (residual == 0) return true;
     std::vector<Bin> bins;
     for (const MaskFamily* f : families) {
-      Bin b{f, {}, std::popcount(f->domain) - f->min_count, f->domain & ~f->required & ~m};
+      Bin b{f, {}, PopCount64(f->domain) - f->min_count, f->domain & ~f->required & ~m};
       for (const CoverRule& r : f->rules) {
         uint64_t sum = r.Sum(f->domain);
         b.slack.push_back(sum >= r.need ? sum - r.need : 0);

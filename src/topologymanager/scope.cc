@@ -1,8 +1,7 @@
 #include "topologymanager/scope.h"
 
-#include <bit>
-
 #include "fmt/format.h"
+#include "util/popcount.h"
 
 namespace podtopo::topologymanager {
 namespace {
@@ -27,7 +26,7 @@ bool PreferredByAll(const ProvidersHints& hints, const std::optional<BitMask>& a
                     bool single) {
   if (!affinity.has_value()) return false;
   const uint64_t mask = affinity->value();
-  if (mask == 0 || (single && std::popcount(mask) != 1)) return false;
+  if (mask == 0 || (single && PopCount64(mask) != 1)) return false;
   for (const ProviderHints& p : hints) {
     if (!p.has_value()) continue;
     for (const auto& [resource, list] : *p) {
