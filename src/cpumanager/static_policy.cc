@@ -785,10 +785,10 @@ topologymanager::HintSet StaticPolicy::CpuHintSet(const CpuSet& available, const
     return info == nullptr ? 0 : info->numa;  // an unknown CPU reads as NUMA 0 (Go map)
   };
   // minAffinitySize: the fewest NUMA nodes whose CPUs could hold the request at all.
-  CoverRule capacity = t.capacity;
-  capacity.need = request < 0 ? 0 : static_cast<uint64_t>(request);
+  MaskFamily capacity{nodes, 0, 1, {t.capacity}};
+  capacity.rules[0].need = request < 0 ? 0 : static_cast<uint64_t>(request);
   PreferenceRule preference;
-  preference.count = MaskFamily{nodes, 0, 1, {capacity}}.MinCount().value_or(t.numa_count);
+  preference.count = capacity.MinCount().value_or(t.numa_count);
   if (t.numa_per_socket > 0) {  // align-by-socket
     preference.sockets = (preference.count + t.numa_per_socket - 1) / t.numa_per_socket;
     preference.node_sockets = t.node_sockets;
@@ -805,7 +805,7 @@ topologymanager::HintSet StaticPolicy::CpuHintSet(const CpuSet& available, const
       family.required |= uint64_t{1} << numa;
     }
   });
-  CoverRule free;
+  CoverRule& free = family.rules.emplace_back();
   const int64_t missing = int64_t{request} - reusable.Size();
   free.need = missing > 0 ? static_cast<uint64_t>(missing) : 0;
   int known = 0;
@@ -816,7 +816,6 @@ topologymanager::HintSet StaticPolicy::CpuHintSet(const CpuSet& available, const
   }
   // CPUs the topology does not know read as NUMA 0.
   free.weight[0] += static_cast<uint64_t>(available.Size() - known);
-  family.rules.push_back(free);
   std::optional<MaskFamily> members;
   if (!reusable_outside) members = std::move(family);
   return topologymanager::HintSet::FromMasks(nodes, std::move(members), {}, std::move(preference));

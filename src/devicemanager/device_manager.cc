@@ -136,15 +136,15 @@ topologymanager::HintSet DeviceManager::GenerateHints(int r, const Indices& avai
   }
   auto on_node = [&](int numa) { return numa >= 0 && numa < 64 && ((nodes >> numa) & 1); };
   // minAffinitySize: the fewest NUMA nodes whose devices could hold the request.
-  CoverRule capacity;
-  capacity.need = request < 0 ? 0 : static_cast<uint64_t>(request);
+  MaskFamily capacity{nodes, 0, 1, {}};
+  CoverRule& all = capacity.rules.emplace_back();
+  all.need = request < 0 ? 0 : static_cast<uint64_t>(request);
   const std::vector<DeviceInfo>& devices = resources_[static_cast<size_t>(r)].devices;
   for (const auto& d : devices) {
-    if (on_node(d.numa)) ++capacity.weight[d.numa];
+    if (on_node(d.numa)) ++all.weight[d.numa];
   }
   topologymanager::PreferenceRule preference;
-  preference.count = MaskFamily{nodes, 0, 1, {capacity}}.MinCount().value_or(
-      static_cast<int>(numa_nodes_.size()));
+  preference.count = capacity.MinCount().value_or(static_cast<int>(numa_nodes_.size()));
   // The mask holds every reusable device with a NUMA node, and with them the request.
   MaskFamily family;
   family.domain = nodes;
@@ -160,14 +160,13 @@ topologymanager::HintSet DeviceManager::GenerateHints(int r, const Indices& avai
       reusable_outside = true;
     }
   }
-  CoverRule free;
+  CoverRule& free = family.rules.emplace_back();
   const int64_t missing = int64_t{request} - reusable_on_numa;
   free.need = missing > 0 ? static_cast<uint64_t>(missing) : 0;
   for (int d : available) {
     int numa = devices[static_cast<size_t>(d)].numa;
     if (on_node(numa)) ++free.weight[numa];
   }
-  family.rules.push_back(free);
   std::optional<MaskFamily> members;
   if (!reusable_outside) members = std::move(family);
   return topologymanager::HintSet::FromMasks(nodes, std::move(members), {}, std::move(preference));
