@@ -37,11 +37,16 @@ void CpuState::SetPodCpuSet(const std::string& pod_uid, const CpuSet& cpus) {
   pod_assignments_[pod_uid] = cpus;
 }
 
-void CpuState::Delete(const std::string& pod_uid, const std::string& container_name) {
+std::optional<CpuSet> CpuState::Delete(const std::string& pod_uid,
+                                       const std::string& container_name) {
   auto pod = assignments_.find(pod_uid);
-  if (pod == assignments_.end()) return;
-  pod->second.erase(container_name);
+  if (pod == assignments_.end()) return std::nullopt;
+  auto c = pod->second.find(container_name);
+  if (c == pod->second.end()) return std::nullopt;
+  std::optional<CpuSet> cpus = std::move(c->second);
+  pod->second.erase(c);
   if (pod->second.empty()) assignments_.erase(pod);
+  return cpus;
 }
 
 void CpuState::DeletePod(const std::string& pod_uid) {

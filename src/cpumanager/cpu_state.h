@@ -53,8 +53,9 @@ class CpuState {
   void SetPodCpuSet(const std::string& pod_uid, const CpuSet& cpus);
   void SetCpuAssignments(const ContainerCpuAssignments& a) { assignments_ = a; }
   void SetPodCpuAssignments(const PodCpuAssignments& a) { pod_assignments_ = a; }
-  // Deletes one container entry; the pod's map goes away with its last container.
-  void Delete(const std::string& pod_uid, const std::string& container_name);
+  // Deletes one container entry and returns its set (nullopt: it had none); the pod's map goes
+  // away with its last container.
+  std::optional<CpuSet> Delete(const std::string& pod_uid, const std::string& container_name);
   // Deletes the pod entry and any container entries of the pod.
   void DeletePod(const std::string& pod_uid);
   // Empties everything (default set included).

@@ -616,16 +616,16 @@ absl::Status StaticPolicy::AllocatePod(CpuState& state, const Pod& pod) {
 
 absl::Status StaticPolicy::RemoveContainer(CpuState& state, const std::string& pod_uid,
                                            const std::string& container_name) {
-  std::optional<CpuSet> to_release = state.GetCpuSet(pod_uid, container_name);
+  std::optional<CpuSet> to_release = state.Delete(pod_uid, container_name);
   if (!to_release.has_value()) return absl::OkStatus();
-  state.Delete(pod_uid, container_name);
 
   if (gates_.pod_level_resource_managers) {
-    if (std::optional<CpuSet> bubble = state.GetPodCpuSet(pod_uid)) {
+    const PodCpuAssignments& bubbles = state.GetPodCpuAssignments();
+    if (auto bubble = bubbles.find(pod_uid); bubble != bubbles.end()) {
       // The bubble goes back only with the pod's last container; exclusive slices of removed
       // containers are not returned to the pod's shared pool.
       if (!state.HasContainerEntries(pod_uid)) {
-        state.SetDefaultCpuSet(state.GetDefaultCpuSet().Union(*bubble));
+        state.SetDefaultCpuSet(state.GetDefaultCpuSet().Union(bubble->second));
         state.DeletePod(pod_uid);
       }
       return absl::OkStatus();
