@@ -7,11 +7,10 @@
 //
 // Goals: <= 20 us on demo and t256, <= 1 ms on gb200, <= 10 ms on numa64; explain on gb200
 // <= 50 ms. BM_Admit runs untraced, as `podtopo admit` without -o wide; BM_AdmitTraced with
-// the trace explain and -o wide show. Figures (session 12; CPU time, RelWithDebInfo -O2 -g1,
-// 2-core VM at load 6-7; docs/performance.md has the table and the instruction counts),
-// untraced (traced): demo 19-22 us (25 us), 117 k instructions; t256 19-20 us (33 us), 130 k
-// (both 20 us goals not shown on an idle core yet); gb200 23 us (53 us), 172 k; numa64 58 us
-// (110 us), 313 k; explain gb200 0.29 ms.
+// the trace explain and -o wide show. Figures (docs/performance.md has the tables and the
+// instruction counts): idle, 3 Dec 2026, main aa5d1b8, CPU time, RelWithDebInfo -O2 -g1,
+// tcmalloc: demo 9.2-9.3 us (90.0 k instructions), t256 10.0-10.2 us (100.8 k), gb200 12.5 us
+// (127.2 k), numa64 18.6 us (219.8 k), explain gb200 0.071 ms.
 // The kubelet: kubelet-perf.md times no whole admission. On gb200 and numa64 it walks 2^34
 // (2^64) masks per provider and never answers (k/k #135541); on t256 its merge alone walks
 // 192 x 255 x 255 = 12.5 M hint combinations, about 2.4 s at the ~190 ns per combination

@@ -18,13 +18,8 @@
 // Wall time (UseRealTime; the work is in the child), and the child's CPU time (user + system)
 // as the counter cpu_s.
 //
-// Figures (docs/performance.md, "Fleets"). At the session start, idle machine, RelWithDebInfo
-// -O2 -g1: JSON 3.84 s wall / 5.15 cpu_s, YAML 5.14 s wall / 8.07 cpu_s. After the YAML tree
-// and compare changes, measured at load average 6-8 (other helpers' builds), old and new
-// binaries interleaved, whole process: YAML 9.1-9.4 -> 7.8-8.4 s CPU, 27.4-27.9 -> 18.5-18.9 s
-// wall; JSON 3.97 -> 3.72 s CPU; at load 4.7, this benchmark: JSON 6.6 s / cpu_s 4.70, YAML
-// 11.2 s / cpu_s 7.65. The spread under load is larger than the change (callgrind: -7.5%
-// instructions on the first 10,000 pods); not re-measured idle.
+// Figures (docs/performance.md, "Fleets"): idle, 3 Dec 2026, main aa5d1b8, RelWithDebInfo
+// -O2 -g1, tcmalloc, 3 runs: JSON 1.68-1.78 s wall / 2.5 cpu_s, YAML 2.19-2.38 s / 3.8-4.0.
 //
 // Before timing, each input's result is checked: both configurations count 100,000 pods, the
 // admitted total and every rejection reason are 1,000 times what `podtopo admit` gives for one
