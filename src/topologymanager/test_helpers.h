@@ -8,6 +8,8 @@
 #define PODTOPO_TOPOLOGYMANAGER_TEST_HELPERS_H_
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -86,8 +88,9 @@ inline std::string Describe(const ProvidersHints& providers) {
   return os.str();
 }
 
-// Runs a rapidcheck property at least `runs` times (RC_PARAMS can raise it), reporting
-// through GoogleTest like RC_GTEST_PROP.
+// Runs a rapidcheck property at least `runs` times (RC_PARAMS can raise it), reporting through GoogleTest like RC_GTEST_PROP.
+// A max_success in RC_PARAMS replaces `runs` (scripts/property_seeds.sh runs every property
+// with a few cases for each of many seeds).
 template <typename Testable>
 void CheckProperty(Testable&& testable, int runs) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -95,7 +98,10 @@ void CheckProperty(Testable&& testable, int runs) {
   metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
   metadata.description = info->name();
   rc::detail::TestParams params = rc::detail::configuration().testParams;
-  params.maxSuccess = std::max(params.maxSuccess, runs);
+  const char* rc_params = std::getenv("RC_PARAMS");
+  if (rc_params == nullptr || std::strstr(rc_params, "max_success") == nullptr) {
+    params.maxSuccess = std::max(params.maxSuccess, runs);
+  }
   const auto result =
       rc::detail::checkTestable(std::forward<Testable>(testable), metadata, params);
   if (!result.template is<rc::detail::SuccessResult>()) {

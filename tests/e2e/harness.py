@@ -61,6 +61,18 @@ def prerequisites(bin_dir=None):
         reasons.append(f"no cgroup v1 cpuset hierarchy at {cpuset}")
     elif not os.access(cpuset, os.W_OK):
         reasons.append(f"{cpuset} is not writable")
+    # What an installed Debian 12 has and a bare chroot may lack (issue 26): runc pivots each
+    # container's root, which fails with EINVAL where the process's own root is no mount point
+    # (a chroot into a plain folder); containerd copies /etc/hosts into host-network sandboxes;
+    # the containers' users must be able to search /.
+    if not _root_is_mount_point():
+        reasons.append("/ is not a mount point (a chroot into a plain folder?): runc's pivot_root "
+                       "fails there; bind-mount the root on itself first")
+    if not os.path.isfile("/etc/hosts"):
+        reasons.append("/etc/hosts is missing (containerd copies it into the sandboxes)")
+    if not os.stat("/").st_mode & 0o001:
+        reasons.append("/ is not searchable by other users (mode %o): chmod 755 /"
+                       % (os.stat("/").st_mode & 0o777))
     try:
         import grpc  # noqa: F401
         import google.protobuf  # noqa: F401
@@ -68,6 +80,16 @@ def prerequisites(bin_dir=None):
         reasons.append(f"python grpc/protobuf missing ({e}); run with /usr/bin/python3 "
                        "(python3-grpcio, python3-protobuf)")
     return reasons
+
+
+def _root_is_mount_point():
+    """True when / is a mount point as this process sees it: /proc/self/mountinfo shows the
+    mounts below the process's root, and has a line for "/" only when the root is one."""
+    try:
+        with open("/proc/self/mountinfo") as f:
+            return any(line.split()[4] == "/" for line in f)
+    except (OSError, IndexError):
+        return True  # no /proc to tell: let runc say
 
 
 def generate_stubs(proto_root, out_dir):

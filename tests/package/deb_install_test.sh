@@ -17,14 +17,19 @@ build="$2"
 start=$SECONDS
 step() { printf '[deb-test %3ds] %s\n' "$((SECONDS - start))" "$*"; }
 skip() { echo "SKIP: $*"; exit 77; }
+# No step ends the test without saying why (issue 26: a failed pipeline under set -e ended it
+# silently): the failing command and its line.
+trap 'rc=$?; echo "FAIL: line $LINENO: \"$BASH_COMMAND\" exited $rc"' ERR
 [ "$(id -u)" = 0 ] || skip "needs root (debootstrap, chroot)"
 command -v debootstrap >/dev/null || skip "debootstrap missing (scripts/setup.sh test installs it)"
 
 cache="${PODTOPO_DEBOOTSTRAP_CACHE:-/var/cache/podtopo/debootstrap}"
 mkdir -p "$cache/archives"
-mirror="$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v security | head -n 1)"
-[ -n "$mirror" ] || mirror="$(awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' /etc/apt/sources.list 2>/dev/null)"
-[ -n "$mirror" ] || skip "no Debian mirror in the host's apt sources"
+# shellcheck source=debian_mirror.sh
+source "$(dirname "$0")/debian_mirror.sh"
+mirror="$(debian_mirror /etc/apt)"
+[ -n "$mirror" ] || skip "no Debian mirror in the host's apt sources (/etc/apt/sources.list, sources.list.d/*.list or *.sources)"
+echo "mirror: $mirror"
 
 step "package"
 PODTOPO_BUILD_DIR="$build" bash "$repo/scripts/package.sh" >"$build/deb-test-package.log" 2>&1 || { cat "$build/deb-test-package.log"; exit 1; }
