@@ -5,13 +5,13 @@
 #
 #   bash scripts/property_seeds.sh [--build-dir DIR] [--seeds N] [--first S] [--cases K] [--filter REGEX]
 #
-# The property tests are the rapidcheck ones (RC_GTEST_PROP, test::CheckProperty, the state
-# property test), run with RC_PARAMS="seed=S max_success=K", and the tests that draw from a
-# fixed std::mt19937 seed (NodePropertyTest), run with PODTOPO_PROPERTY_SEED=S. Their commands
-# come from ctest (ctest --show-only=json-v1), as CI runs them. Seeds S .. S+N-1 (default 1 ..
-# 1000), K = 5 cases (default), PODTOPO_PROPERTY_OPS=10000 (test.sh's figure). Prints each failing
-# test with its seed and the first lines of its output, then one line per test; exits 1 on any
-# failure. Two jobs at once (PODTOPO_JOBS).
+# The property tests are those of src/testing/property.h (PODTOPO_PROPERTY, CheckProperty) and
+# NodePropertyTest (std::mt19937, testing::PropertySeeds). Each runs in one process, its command
+# from ctest (ctest --show-only=json-v1) as CI runs it, with PODTOPO_PROPERTY_SEEDS=S-(S+N-1)
+# (every seed in that process; default 1-1000), RC_PARAMS="max_success=K" (default 5 cases a
+# seed) and PODTOPO_PROPERTY_OPS=1000 (NodePropertyTest's operations; the environment's value
+# wins). Prints a line per test, and for a failing one its seed and the first lines of its
+# output; exits 1 on any failure. Two tests at once (PODTOPO_JOBS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build seeds=1000 first=1 cases=5 filter='.'
@@ -30,9 +30,9 @@ jobs=${PODTOPO_JOBS:-2}
 out="$(mktemp -d /tmp/podtopo-property-seeds-XXXXXX)"
 trap 'rm -rf "$out"' EXIT
 
-# The property tests' names, from the sources: RC_GTEST_PROP(Suite, Name, ...), and TEST(Suite,
+# The property tests' names, from the sources: PODTOPO_PROPERTY(Suite, Name, ...), and TEST(Suite,
 # Name) whose suite names a property (FastMergeProperty, StatePropertyTest, NodePropertyTest...).
-names="$( { grep -rhoE 'RC_GTEST_PROP\([A-Za-z0-9_]+, *[A-Za-z0-9_]+' src | sed -E 's/RC_GTEST_PROP\(([^,]+), *(.*)/\1.\2/'
+names="$( { grep -rhoE --include='*_test.cc' 'PODTOPO_PROPERTY\([A-Za-z0-9_]+, *[A-Za-z0-9_]+' src | sed -E 's/PODTOPO_PROPERTY\(([^,]+), *(.*)/\1.\2/'
             grep -rhoE '^TEST\([A-Za-z0-9_]*Property[A-Za-z0-9_]*, *[A-Za-z0-9_]+' src | sed -E 's/TEST\(([^,]+), *(.*)/\1.\2/'
           } | sort -u | grep -E "$filter" || true)"
 [ -n "$names" ] || { echo "property_seeds.sh: no property test matches $filter" >&2; exit 2; }
@@ -63,35 +63,24 @@ PY
 count=$(wc -l <"$out/commands")
 echo "property_seeds.sh: $count property tests x $seeds seeds (from $first), $cases cases each, $jobs jobs"
 
-run_one() {  # run_one NAME CMD SEED: one run; a failure leaves $out/fail.NAME.SEED
-  local name="$1" cmd="$2" seed="$3" args
+run_one() {  # run_one NAME CMD: every seed in one process; a failure leaves $out/fail.NAME
+  local name="$1" cmd="$2" args t0=$SECONDS
   IFS=$'\x1f' read -r -a args <<<"$cmd"
-  if ! RC_PARAMS="seed=$seed max_success=$cases" PODTOPO_PROPERTY_SEED="$seed" \
-       PODTOPO_PROPERTY_OPS=10000 ASAN_OPTIONS=detect_leaks=1 \
-       timeout 300 "${args[@]}" >"$out/log.$name.$seed" 2>&1; then
-    mv "$out/log.$name.$seed" "$out/fail.$name.$seed"
+  if PODTOPO_PROPERTY_SEEDS="$first-$((first + seeds - 1))" RC_PARAMS="max_success=$cases" \
+       PODTOPO_PROPERTY_OPS=${PODTOPO_PROPERTY_OPS:-1000} ASAN_OPTIONS=detect_leaks=1 \
+       timeout 3600 "${args[@]}" >"$out/log.$name" 2>&1; then
+    echo "ok   $name: $seeds seeds in $((SECONDS - t0)) s"
   else
-    rm -f "$out/log.$name.$seed"
+    mv "$out/log.$name" "$out/fail.$name"
+    echo "FAIL $name after $((SECONDS - t0)) s:"
+    grep -m 12 -E "seed|Falsifiable|Failure|Expected|error|Timeout|timeout" "$out/fail.$name" | sed 's/^/    /' || true
   fi
 }
 export -f run_one
-export out cases
+export out cases first seeds
 start=$SECONDS
-while IFS=$'\t' read -r name cmd; do
-  for ((s = first; s < first + seeds; s++)); do printf '%s\t%s\t%s\n' "$name" "$cmd" "$s"; done
-done <"$out/commands" |
-  xargs -P "$jobs" -d '\n' -n 1 bash -c 'IFS=$'"'"'\t'"'"' read -r n c s <<<"$0"; run_one "$n" "$c" "$s"'
+cut -f1,2 "$out/commands" | xargs -P "$jobs" -d '\n' -n 1 bash -c 'IFS=$'"'"'\t'"'"' read -r n c <<<"$0"; run_one "$n" "$c"'
 
-failed=0
-while IFS=$'\t' read -r name cmd; do
-  n=$(find "$out" -name "fail.$name.*" | wc -l)
-  if [ "$n" = 0 ]; then
-    echo "ok   $name: $seeds seeds"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $name: $n of $seeds seeds, e.g. seed $(find "$out" -name "fail.$name.*" | head -n 1 | sed 's/.*\.//')"
-    find "$out" -name "fail.$name.*" | head -n 1 | xargs grep -m 12 -E "Failure|Falsifiable|seed|Expected|error" || true
-  fi
-done <"$out/commands"
+failed=$(find "$out" -name "fail.*" | wc -l)
 echo "property_seeds.sh: $count tests, $failed failing, $seeds seeds each, $((SECONDS - start)) s"
 [ "$failed" = 0 ]

@@ -50,6 +50,9 @@ struct MemoryBlockView {
 struct ContainerAllocation {
   std::string name;
   ContainerKind kind = ContainerKind::kApp;
+  // False where the source does not say which kind the container is: the PodResources API
+  // (the agent's observed picture) names containers but not init containers or sidecars.
+  bool kind_known = true;
   // The cpuset the container runs on: its state entry, or the node's default set.
   CpuSet cpus;
   // "node_exclusive", "pod_exclusive", "pod_shared" or "node_shared".

@@ -110,5 +110,23 @@ TEST(ObservedPictureTest, BubblesAndExclusiveSlicesAreDrawnFromTheReports) {
   }
 }
 
+// Issue 22 item 12: the observed picture called every container "(app)", sidecars included.
+// PodResources does not say which containers are sidecars, so the hover names no kind; the
+// simulated node's picture, which knows, still does.
+TEST(ObservedPictureTest, ContainerKindsAreNotGuessed) {
+  testutil::DocsNode d = testutil::AdmitDocsPods(Compat::k1_37);
+  Observation o = testutil::ObservationOf(d);
+  auto zones = AccountZones(d.topology, d.config, o);
+  NodePicture pic = BuildObservedPicture(d.topology, ObservedNodeOf(o, zones, d.topology));
+  NodePicture want = BuildNodePicture(*d.node, d.node->AdmittedPods());
+  std::string observed, simulated;
+  for (const auto& p : pic.pods) observed += p.title + "\n";
+  for (const auto& p : want.pods) simulated += p.title + "\n";
+  EXPECT_EQ(observed.find("(app)"), std::string::npos) << observed;
+  EXPECT_EQ(observed.find("(sidecar)"), std::string::npos) << observed;
+  EXPECT_NE(simulated.find("(sidecar)"), std::string::npos) << simulated;
+  EXPECT_NE(observed.find("logging-sidecar: pod_shared"), std::string::npos) << observed;
+}
+
 }  // namespace
 }  // namespace podtopo::agent

@@ -46,6 +46,7 @@ ObservedNode ObservedNodeOf(const Observation& o, const std::vector<ZoneAccount>
     for (const auto& c : p.containers) {
       ContainerAllocation ca;
       ca.name = c.name;
+      ca.kind_known = false;  // PodResources does not say which containers are sidecars
       ca.cpus = c.cpus;
       switch (c.pool) {
         case client::Pool::kExclusive:

@@ -9,7 +9,7 @@
 
 #include "nlohmann/json.hpp"
 #include "rapidcheck.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 
 namespace podtopo {
 namespace {
@@ -236,7 +236,7 @@ TEST(ManifestTreeParallelJson, DepthLimitIsTheSame) {
 
 // Random Lists: valid ones (every JSON value kind, strings full of JSON punctuation) and the
 // same text with one byte changed.
-RC_GTEST_PROP(ManifestTreeParallelJson, RandomListsGiveTheTreeOfOnePass, ()) {
+PODTOPO_PROPERTY(ManifestTreeParallelJson, RandomListsGiveTheTreeOfOnePass, ()) {
   static const std::string kChars = "{}[],:\"\\ a1-.eE\n\t";
   auto gen_string = rc::gen::container<std::string>(rc::gen::elementOf(kChars));
   std::function<nlohmann::json(int)> value = [&](int depth) -> nlohmann::json {
@@ -336,7 +336,7 @@ TEST(ManifestTreeParallelYaml, DepthLimitIsTheSame) {
 
 // Random kubectl-style YAML Lists (nested maps and lists, plain and quoted scalars full of
 // YAML punctuation), and the same text with one byte changed or a line break put in.
-RC_GTEST_PROP(ManifestTreeParallelYaml, RandomListsGiveTheTreeOfOnePass, ()) {
+PODTOPO_PROPERTY(ManifestTreeParallelYaml, RandomListsGiveTheTreeOfOnePass, ()) {
   static const std::string kChars = "-:#[]{},'\" a1\n&*|>";
   auto scalar = [&]() -> std::string {
     std::string s = *rc::gen::container<std::string>(rc::gen::elementOf(kChars));

@@ -13,7 +13,7 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 #include "api/pod_gates.h"
 #include "config/feature_gates.h"
 #include "config/kubelet_config.h"
@@ -894,7 +894,7 @@ spec:
   EXPECT_EQ(Str(anchored.containers[1].resources.limits, "cpu"), "1");
 }
 
-RC_GTEST_PROP(PodYamlPropertyTest, ArbitraryTextNeverCrashes, (const std::string& text)) {
+PODTOPO_PROPERTY(PodYamlPropertyTest, ArbitraryTextNeverCrashes, (const std::string& text)) {
   absl::StatusOr<std::vector<Pod>> pods = ParsePods(text, "rc.yaml");
   if (!pods.ok()) {
     const std::string message(pods.status().message());
@@ -904,7 +904,7 @@ RC_GTEST_PROP(PodYamlPropertyTest, ArbitraryTextNeverCrashes, (const std::string
 }
 
 // YAML punctuation soup: the inputs that make yaml-cpp misbehave (loops, huge allocations).
-RC_GTEST_PROP(PodYamlPropertyTest, YamlSyntaxSoupNeverHangs, ()) {
+PODTOPO_PROPERTY(PodYamlPropertyTest, YamlSyntaxSoupNeverHangs, ()) {
   static const std::string kAlphabet = "[]{},:-?&*!|>'\"#%@ \n\ta0.~";
   const std::string text = *rc::gen::container<std::string>(rc::gen::elementOf(kAlphabet));
   absl::StatusOr<std::vector<Pod>> pods = ParsePods(text, "soup.yaml");
@@ -915,7 +915,7 @@ RC_GTEST_PROP(PodYamlPropertyTest, YamlSyntaxSoupNeverHangs, ()) {
   }
 }
 
-RC_GTEST_PROP(PodYamlPropertyTest, MutatedPodsNeverCrash, (size_t position, char replacement)) {
+PODTOPO_PROPERTY(PodYamlPropertyTest, MutatedPodsNeverCrash, (size_t position, char replacement)) {
   const std::string base = R"(apiVersion: v1
 kind: Pod
 metadata: {name: m, labels: {a: b}}
@@ -1545,7 +1545,7 @@ std::string Describe(const Pod& p) {
 // A List's items read on several threads give the pods, the counts and the first error of
 // one thread, over random Lists of pods, controllers (expanded or not), skipped kinds and
 // items that do not read.
-RC_GTEST_PROP(PodYamlParallelItems, SameAsOneThread, ()) {
+PODTOPO_PROPERTY(PodYamlParallelItems, SameAsOneThread, ()) {
   auto item = [](int i) -> std::string {
     const std::string n = std::to_string(i);
     switch (*rc::gen::inRange(0, 9)) {

@@ -14,7 +14,7 @@
 #include "cpuset/cpuset.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 #include "testing/testing.h"
 #include "util/file.h"
 
@@ -728,7 +728,7 @@ rc::Gen<std::string> GenCpuSet() {
                       [](std::vector<int> ids) { return CpuSet(ids).String(); });
 }
 
-RC_GTEST_PROP(CpuRoundTripProperty, WriteRestore, ()) {
+PODTOPO_PROPERTY(CpuRoundTripProperty, WriteRestore, ()) {
   CpuCheckpoint cp;
   cp.policy_name = *rc::gen::elementOf(std::vector<std::string>{"none", "static"});
   cp.default_cpu_set = *GenCpuSet();

@@ -13,7 +13,7 @@
 #include "checkpoint/checksum.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 #include "testing/testing.h"
 #include "util/file.h"
 
@@ -543,7 +543,7 @@ rc::Gen<std::map<K, V>> GenMap(rc::Gen<K> key, rc::Gen<V> value) {
                       });
 }
 
-RC_GTEST_PROP(MemoryRoundTripProperty, WriteRestore, ()) {
+PODTOPO_PROPERTY(MemoryRoundTripProperty, WriteRestore, ()) {
   MemoryCheckpoint cp;
   cp.policy_name = *rc::gen::elementOf(std::vector<std::string>{"None", "Static"});
   cp.machine_state = *GenMap<int, NumaNodeState>(

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "rapidcheck.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 #include "testing/testing.h"
 #include "util/file.h"
 
@@ -171,7 +171,7 @@ void ExpectSame(const Counts& compare, const Counts& admit) {
   RC_ASSERT(compare.node_shared == admit.node_shared);
 }
 
-RC_GTEST_PROP(CompareCommandProperty, TotalsEqualAdmitUnderEachConfiguration, ()) {
+PODTOPO_PROPERTY(CompareCommandProperty, TotalsEqualAdmitUnderEachConfiguration, ()) {
   const int n = *rc::gen::inRange(1, 20);
   std::string manifest;
   for (int i = 0; i < n; ++i) manifest += (i ? "---\n" : "") + *GenPod(i);

@@ -2,7 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 
 namespace podtopo::client {
 namespace {
@@ -258,7 +258,7 @@ TEST(PodViewTest, AllocatableByNuma) {
 // Property: whatever split a pod-level pod reports, the node-wide CPUs are exactly the pod's
 // set, the shared pool and the exclusive containers partition it, and every container is
 // either exclusive with its own CPUs or pod-shared with the pool.
-RC_GTEST_PROP(PodViewProperty, PodLevelNeverDoubleCounts, ()) {
+PODTOPO_PROPERTY(PodViewProperty, PodLevelNeverDoubleCounts, ()) {
   const int n = *rc::gen::inRange(1, 40);
   const int containers = *rc::gen::inRange(0, 6);
   v1::PodResources pod;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 
 namespace podtopo::config {
 namespace {
@@ -123,14 +123,14 @@ TEST(DurationTest, StringsAsGo) {
   }
 }
 
-RC_GTEST_PROP(DurationProperty, StringParsesBack, (int64_t nanos)) {
+PODTOPO_PROPERTY(DurationProperty, StringParsesBack, (int64_t nanos)) {
   const Duration d(nanos);
   auto back = Duration::Parse(d.String());
   RC_ASSERT(back.ok());
   RC_ASSERT(back->nanos() == nanos);
 }
 
-RC_GTEST_PROP(DurationProperty, ArbitraryTextNeverCrashes, ()) {
+PODTOPO_PROPERTY(DurationProperty, ArbitraryTextNeverCrashes, ()) {
   const std::string text = *rc::gen::container<std::string>(
       rc::gen::element('0', '1', '9', '.', '+', '-', 'h', 'm', 's', 'n', 'u', '\xc2', '\xb5'));
   auto d = Duration::Parse(text);

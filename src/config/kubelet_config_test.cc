@@ -9,7 +9,7 @@
 #include "util/file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 #include "testing/testing.h"
 
 namespace podtopo::config {
@@ -892,7 +892,7 @@ TEST(KubeletConfigReservationTest, EvictionDefaultingAndMerging) {
 // ---------------------------------------------------------------------------------------
 // Properties: arbitrary input never crashes; generated configs round-trip through YAML.
 
-RC_GTEST_PROP(KubeletConfigProperty, ArbitraryTextNeverCrashes, ()) {
+PODTOPO_PROPERTY(KubeletConfigProperty, ArbitraryTextNeverCrashes, ()) {
   const std::string text = *rc::gen::container<std::string>(rc::gen::element(
       'a', 'k', ':', ' ', '\n', '-', '[', ']', '{', '}', '"', '\'', '1', '0', '.', '%', '#', '&',
       '*', '!', '|', '>', '\t', ','));
@@ -902,7 +902,7 @@ RC_GTEST_PROP(KubeletConfigProperty, ArbitraryTextNeverCrashes, ()) {
   for (const Finding& f : v) RC_ASSERT(!f.message.empty());
 }
 
-RC_GTEST_PROP(KubeletConfigProperty, FieldsWithArbitraryValuesNeverCrash, ()) {
+PODTOPO_PROPERTY(KubeletConfigProperty, FieldsWithArbitraryValuesNeverCrash, ()) {
   static const std::vector<std::string> kFields = {
       "featureGates", "cpuManagerPolicy", "cpuManagerPolicyOptions", "cpuManagerReconcilePeriod",
       "memoryManagerPolicy", "reservedMemory", "topologyManagerPolicy", "topologyManagerScope",
@@ -924,7 +924,7 @@ RC_GTEST_PROP(KubeletConfigProperty, FieldsWithArbitraryValuesNeverCrash, ()) {
   (void)p.config.NumReservedCpus();
 }
 
-RC_GTEST_PROP(KubeletConfigProperty, ToYamlRoundTrips, ()) {
+PODTOPO_PROPERTY(KubeletConfigProperty, ToYamlRoundTrips, ()) {
   KubeletConfig c;
   c.cpu_manager_policy = *rc::gen::element<std::string>("none", "static", "x y");
   c.memory_manager_policy = *rc::gen::element<std::string>("None", "Static", "yes");

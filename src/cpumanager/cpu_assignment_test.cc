@@ -16,7 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 #include "testing/testing.h"
 #include "testing/topologies.h"
 
@@ -848,7 +848,7 @@ void CheckRegularResult(const absl::StatusOr<CpuSet>& got, const CpuSet& free, i
   RC_ASSERT(got->IsSubsetOf(free));
 }
 
-RC_GTEST_PROP(TakePropertyTest, PackedOnRegularTopologies, ()) {
+PODTOPO_PROPERTY(TakePropertyTest, PackedOnRegularTopologies, ()) {
   RandomTopology r = GenRegular();
   const CpuSet free = GenFree(r.topo);
   const int n = GenCount(free);
@@ -857,7 +857,7 @@ RC_GTEST_PROP(TakePropertyTest, PackedOnRegularTopologies, ()) {
   CheckRegularResult(got, free, n);
 }
 
-RC_GTEST_PROP(TakePropertyTest, DistributedOnRegularTopologies, ()) {
+PODTOPO_PROPERTY(TakePropertyTest, DistributedOnRegularTopologies, ()) {
   RandomTopology r = GenRegular();
   const CpuSet free = GenFree(r.topo);
   const int n = GenCount(free);
@@ -876,7 +876,7 @@ RC_GTEST_PROP(TakePropertyTest, DistributedOnRegularTopologies, ()) {
   CheckRegularResult(got, free, n);
 }
 
-RC_GTEST_PROP(TakePropertyTest, UnevenGroupsUsePacked, ()) {
+PODTOPO_PROPERTY(TakePropertyTest, UnevenGroupsUsePacked, ()) {
   RandomTopology r = GenRegular();
   const CpuSet free = GenFree(r.topo);
   const int g = *rc::gen::inRange(2, 5);
@@ -892,7 +892,7 @@ RC_GTEST_PROP(TakePropertyTest, UnevenGroupsUsePacked, ()) {
 // Irregular topologies: the kubelet's free checks use header ratios there, so results may
 // even name busy CPUs. What must hold: every call returns, and "not enough" exactly when
 // the request exceeds the free CPUs the topology knows.
-RC_GTEST_PROP(TakePropertyTest, IrregularTopologiesAlwaysReturn, ()) {
+PODTOPO_PROPERTY(TakePropertyTest, IrregularTopologiesAlwaysReturn, ()) {
   RandomTopology r = GenIrregular();
   const CpuSet free = GenFree(r.topo);
   const int n = GenCount(free);
@@ -915,7 +915,7 @@ RC_GTEST_PROP(TakePropertyTest, IrregularTopologiesAlwaysReturn, ()) {
 
 // Every NUMA leftover below the group size (the shape that hung the old kubelet): NUMA
 // nodes with free counts just under a multiple of g.
-RC_GTEST_PROP(TakePropertyTest, LeftoversBelowGroupSizeTerminate, ()) {
+PODTOPO_PROPERTY(TakePropertyTest, LeftoversBelowGroupSizeTerminate, ()) {
   const int g = *rc::gen::inRange(2, 6);
   const int numas = *rc::gen::inRange(2, 9);
   const int per_numa = g * *rc::gen::inRange(2, 6);
@@ -971,11 +971,11 @@ void CheckAgainstReference(const RandomTopology& r) {
   }
 }
 
-RC_GTEST_PROP(ReferenceModelTest, RegularTopologies, ()) { CheckAgainstReference(GenRegular()); }
+PODTOPO_PROPERTY(ReferenceModelTest, RegularTopologies, ()) { CheckAgainstReference(GenRegular()); }
 
 // 5-9 NUMA nodes and large requests, so that the distributed search reaches k >= 4 where
 // Go's append shares backing arrays between combinations.
-RC_GTEST_PROP(ReferenceModelTest, ManyNumaLargeRequests, ()) {
+PODTOPO_PROPERTY(ReferenceModelTest, ManyNumaLargeRequests, ()) {
   RandomTopology r;
   const int numas = *rc::gen::inRange(5, 10);
   const int sockets = *rc::gen::inRange(1, 3);
@@ -1011,7 +1011,7 @@ RC_GTEST_PROP(ReferenceModelTest, ManyNumaLargeRequests, ()) {
   }
 }
 
-RC_GTEST_PROP(ReferenceModelTest, IrregularTopologies, ()) {
+PODTOPO_PROPERTY(ReferenceModelTest, IrregularTopologies, ()) {
   CheckAgainstReference(GenIrregular());
 }
 

@@ -10,7 +10,7 @@
 #include "admission/admission_error.h"
 #include "gtest/gtest.h"
 #include "rapidcheck.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 #include "testing/testing.h"
 #include "testing/topologies.h"
 
@@ -1221,7 +1221,7 @@ void CheckInvariants(const StaticPolicy& policy, const CpuState& s,
   }
 }
 
-RC_GTEST_PROP(StaticPolicyProperty, RandomAdmissionsAndRemovalsKeepStateConsistent, ()) {
+PODTOPO_PROPERTY(StaticPolicyProperty, RandomAdmissionsAndRemovalsKeepStateConsistent, ()) {
   PropertySetup setup = *GenSetup();
   const CpuTopology& topo = testing::FakeTopology(setup.topology);
   MapAffinity affinity;
@@ -1308,7 +1308,7 @@ RC_GTEST_PROP(StaticPolicyProperty, RandomAdmissionsAndRemovalsKeepStateConsiste
   }
 }
 
-RC_GTEST_PROP(StaticPolicyProperty, ReadmittingAPodLevelPodChangesNothing, ()) {
+PODTOPO_PROPERTY(StaticPolicyProperty, ReadmittingAPodLevelPodChangesNothing, ()) {
   PropertySetup setup = *GenSetup();
   const CpuTopology& topo = testing::FakeTopology(setup.topology);
   MapAffinity affinity;

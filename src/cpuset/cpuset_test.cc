@@ -1,7 +1,7 @@
 #include "cpuset/cpuset.h"
 
 #include "gtest/gtest.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 #include "testing/testing.h"
 
 namespace podtopo {
@@ -79,7 +79,7 @@ TEST(CpuSetTest, SetAlgebra) {
   EXPECT_TRUE(c.IsEmpty());
 }
 
-RC_GTEST_PROP(CpuSetProperty, StringRoundTrips, (std::vector<uint16_t> ids)) {
+PODTOPO_PROPERTY(CpuSetProperty, StringRoundTrips, (std::vector<uint16_t> ids)) {
   CpuSet s;
   for (auto id : ids) s.Add(id % 2048);
   auto parsed = CpuSet::Parse(s.String());
@@ -87,7 +87,7 @@ RC_GTEST_PROP(CpuSetProperty, StringRoundTrips, (std::vector<uint16_t> ids)) {
   RC_ASSERT(*parsed == s);
 }
 
-RC_GTEST_PROP(CpuSetProperty, AlgebraMatchesDefinition,
+PODTOPO_PROPERTY(CpuSetProperty, AlgebraMatchesDefinition,
               (std::vector<uint8_t> xs, std::vector<uint8_t> ys)) {
   CpuSet a, b;
   for (auto x : xs) a.Add(x);

@@ -9,7 +9,7 @@
 #include "memorymanager/static_policy.h"
 #include "memorymanager/test_util.h"
 #include "rapidcheck.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 
 namespace podtopo::memorymanager {
 namespace {
@@ -126,7 +126,7 @@ void CheckInvariants(const StaticPolicy& policy, const std::vector<MachineNumaNo
   RC_ASSERT(fresh->notices().empty());
 }
 
-RC_GTEST_PROP(StaticPolicyProperty, StateStaysValidUnderRandomAllocateAndRemove, ()) {
+PODTOPO_PROPERTY(StaticPolicyProperty, StateStaysValidUnderRandomAllocateAndRemove, ()) {
   const int nodes = *rc::gen::inRange(1, 4);
   std::vector<MachineNumaNode> machine;
   SystemReservedMemory reserved;

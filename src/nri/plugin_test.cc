@@ -6,7 +6,7 @@
 
 #include "api/pod_yaml.h"
 #include "gtest/gtest.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 #include "runtime/pod_spec.h"
 #include "testing/testing.h"
 #include "topology/node_source.h"
@@ -259,7 +259,7 @@ TEST_F(PluginTest, HandleReportsUnknownMethodsAndBadPayloads) {
 
 // Whatever bytes arrive for whatever method, Handle answers or refuses; it never crashes, and
 // the node's state stays consistent (every admitted pod is found again).
-RC_GTEST_PROP(PluginProperty, GarbageRequestsNeverCrash, (std::vector<std::string> payloads)) {
+PODTOPO_PROPERTY(PluginProperty, GarbageRequestsNeverCrash, (std::vector<std::string> payloads)) {
   auto node = LoadNode("preset:demo");
   RC_ASSERT(node.ok());
   auto p = Plugin::Create(*node, config::SeedDefault(), {});
@@ -276,7 +276,7 @@ RC_GTEST_PROP(PluginProperty, GarbageRequestsNeverCrash, (std::vector<std::strin
 
 // Well-formed CreateContainer requests with arbitrary CRI resources: admitted or refused with a
 // message, never a crash.
-RC_GTEST_PROP(PluginProperty, ArbitraryResourcesAdmitOrRefuse,
+PODTOPO_PROPERTY(PluginProperty, ArbitraryResourcesAdmitOrRefuse,
               (uint32_t shares, int32_t quota, uint32_t memory_mib, uint8_t containers)) {
   auto node = LoadNode("preset:demo");
   RC_ASSERT(node.ok());

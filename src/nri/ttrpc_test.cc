@@ -3,7 +3,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 
 namespace podtopo::nri {
 namespace {
@@ -109,7 +109,7 @@ TEST(Ttrpc, UnknownMessageTypeIsAnError) {
 }
 
 // Messages split across mux frames at arbitrary points come back whole and in order.
-RC_GTEST_PROP(TtrpcOverMux, AnySplitRoundTrips, (std::vector<std::string> payloads, size_t chunk)) {
+PODTOPO_PROPERTY(TtrpcOverMux, AnySplitRoundTrips, (std::vector<std::string> payloads, size_t chunk)) {
   size_t max = 1 + chunk % 50;
   std::string stream;
   for (size_t i = 0; i < payloads.size(); ++i) {
@@ -142,7 +142,7 @@ RC_GTEST_PROP(TtrpcOverMux, AnySplitRoundTrips, (std::vector<std::string> payloa
 }
 
 // Arbitrary bytes never crash the decoders: each either waits, decodes or fails cleanly.
-RC_GTEST_PROP(TtrpcOverMux, GarbageNeverCrashes, (std::string bytes)) {
+PODTOPO_PROPERTY(TtrpcOverMux, GarbageNeverCrashes, (std::string bytes)) {
   MuxDecoder mux;
   mux.Feed(bytes);
   TtrpcDecoder dec("g");

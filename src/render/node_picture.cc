@@ -277,8 +277,10 @@ NodePicture BuildPicture(const NodeTopology& topo, const Pools& pools) {
         lines.push_back(fmt::format("exclusive CPUs {}", pp.exclusive.String()));
       }
       for (const auto& c : p.containers) {
-        std::string line = fmt::format("  {} ({}): {} {}", c.name, ContainerKindName(c.kind),
-                                       c.assignment, CpuList(c.cpus));
+        std::string line =
+            c.kind_known ? fmt::format("  {} ({}): {} {}", c.name, ContainerKindName(c.kind),
+                                       c.assignment, CpuList(c.cpus))
+                         : fmt::format("  {}: {} {}", c.name, c.assignment, CpuList(c.cpus));
         for (const auto& [res, ids] : c.devices) {
           line += fmt::format(", {} {}", res, Join(ids, ","));
         }

@@ -128,10 +128,18 @@ std::string HumanBytes(uint64_t bytes) {
 
 std::string RenderTopologyTable(const NodeTopology& node) {
   const CpuTopology& t = node.cpus;
+  // Every NUMA node of the machine, as the table below, the picture and -o json list them;
+  // the CPU topology's count (num_numa_nodes) has only those with CPUs.
+  const int numa_total = std::max(static_cast<int>(node.numa_nodes.size()), t.num_numa_nodes);
+  std::string numa = Plural(numa_total, "NUMA node", "NUMA nodes");
+  if (numa_total != t.num_numa_nodes) {
+    numa += fmt::format(" ({} with CPUs, {} memory-only)", t.num_numa_nodes,
+                        numa_total - t.num_numa_nodes);
+  }
   std::string out = fmt::format(
       "Node {}: {}, {}, {}, {}, {}\n", node.source.empty() ? "(unnamed)" : node.source,
       Plural(t.num_cpus, "CPU", "CPUs"), Plural(t.num_cores, "core", "cores"),
-      Plural(t.num_sockets, "socket", "sockets"), Plural(t.num_numa_nodes, "NUMA node", "NUMA nodes"),
+      Plural(t.num_sockets, "socket", "sockets"), numa,
       Plural(t.num_uncore_caches, "uncore cache", "uncore caches"));
 
   // CPU table: groups of (socket, NUMA, uncore).

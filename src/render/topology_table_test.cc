@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gmock/gmock.h"
+#include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "topology/presets.h"
 #include "topology/topology_json.h"
@@ -27,6 +28,28 @@ TEST(RenderTopologyTable, DualSocketHT) {
             "NUMA  CPUS          MEMORY  HUGEPAGES  DISTANCES\n"
             "0     0,2,4,6,8,10  16Gi    -          10 20\n"
             "1     1,3,5,7,9,11  16Gi    -          20 10\n");
+}
+
+// Issue 22 item 10: the header counted only the NUMA nodes with CPUs ("2 NUMA nodes" for
+// gb200, whose table, picture and -o json list 34).
+TEST(RenderTopologyTable, HeaderCountsMemoryOnlyNumaNodes) {
+  auto node = Preset("gb200");
+  ASSERT_TRUE(node.ok());
+  const std::string out = RenderTopologyTable(*node);
+  const std::string header = out.substr(0, out.find('\n'));
+  EXPECT_THAT(header, HasSubstr(fmt::format(", {} NUMA nodes (2 with CPUs, {} memory-only), ",
+                                            node->numa_nodes.size(), node->numa_nodes.size() - 2)))
+      << header;
+  EXPECT_EQ(node->numa_nodes.size(), 34u);
+  // One table row per NUMA node follows, as many as the header says.
+  const size_t table = out.find("\nNUMA  ");
+  ASSERT_NE(table, std::string::npos);
+  size_t rows = 0;
+  for (size_t at = out.find('\n', table + 1); at != std::string::npos && at + 1 < out.size();
+       at = out.find('\n', at + 1)) {
+    if (out[at + 1] >= '0' && out[at + 1] <= '9') ++rows;
+  }
+  EXPECT_EQ(rows, node->numa_nodes.size());
 }
 
 TEST(RenderTopologyTable, SocketAndNumaShownWhereTheyChange) {

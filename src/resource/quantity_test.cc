@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 #include "testing/testing.h"
 
 namespace podtopo {
@@ -666,7 +666,7 @@ Quantity::Format GenFormat(int i) {
   }
 }
 
-RC_GTEST_PROP(QuantityProperty, StringReparsesToEqualAmount, (int64_t mantissa, int format)) {
+PODTOPO_PROPERTY(QuantityProperty, StringReparsesToEqualAmount, (int64_t mantissa, int format)) {
   const int scale = *rc::gen::inRange(-12, 12);
   Quantity q = Quantity::FromScaled(mantissa, scale, GenFormat(format));
   // Parsing caps binary-SI text at 2^63-1 (as Go does), so larger binary amounts shrink.
@@ -679,7 +679,7 @@ RC_GTEST_PROP(QuantityProperty, StringReparsesToEqualAmount, (int64_t mantissa, 
             back->CanonicalString());
 }
 
-RC_GTEST_PROP(QuantityProperty, ValueAndMilliValueBracketTheAmount, (int64_t milli_base)) {
+PODTOPO_PROPERTY(QuantityProperty, ValueAndMilliValueBracketTheAmount, (int64_t milli_base)) {
   // Amounts small enough that neither accessor saturates.
   const int64_t nanos = milli_base % 1'000'000'000'000'000;  // |amount| < 10^6
   Quantity q = Quantity::FromScaled(nanos, -9);
@@ -699,7 +699,7 @@ RC_GTEST_PROP(QuantityProperty, ValueAndMilliValueBracketTheAmount, (int64_t mil
   RC_ASSERT(q.IsInteger() == (v * 1000 == m));
 }
 
-RC_GTEST_PROP(QuantityProperty, AddThenSubRestores, (int64_t a, int64_t b)) {
+PODTOPO_PROPERTY(QuantityProperty, AddThenSubRestores, (int64_t a, int64_t b)) {
   const int sa = *rc::gen::inRange(-9, 9);
   const int sb = *rc::gen::inRange(-9, 9);
   const Quantity qa = Quantity::FromScaled(a, sa);
@@ -716,7 +716,7 @@ RC_GTEST_PROP(QuantityProperty, AddThenSubRestores, (int64_t a, int64_t b)) {
   RC_ASSERT(qb.Cmp(qa) == -qa.Cmp(qb));
 }
 
-RC_GTEST_PROP(QuantityProperty, GeneratedTextsParseAndRoundTrip, ()) {
+PODTOPO_PROPERTY(QuantityProperty, GeneratedTextsParseAndRoundTrip, ()) {
   // Texts from the quantity grammar.
   const std::string sign = *rc::gen::element<std::string>("", "+", "-");
   const std::string integer = *rc::gen::container<std::string>(
@@ -741,7 +741,7 @@ RC_GTEST_PROP(QuantityProperty, GeneratedTextsParseAndRoundTrip, ()) {
   RC_ASSERT(Quantity::Parse(q->CanonicalString())->Cmp(*q) == 0);
 }
 
-RC_GTEST_PROP(QuantityProperty, ArbitraryTextsNeverCrash, ()) {
+PODTOPO_PROPERTY(QuantityProperty, ArbitraryTextsNeverCrash, ()) {
   const std::string text = *rc::gen::container<std::string>(
       rc::gen::element('0', '1', '9', '.', '+', '-', 'e', 'E', 'i', 'n', 'u', 'm', 'k', 'K',
                        'M', 'G', 'T', 'P', ' ', 'x'));

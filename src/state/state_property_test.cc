@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -26,8 +25,8 @@
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "rapidcheck.h"
-#include "rapidcheck/gtest.h"
 #include "state/kubelet_state.h"
+#include "testing/property.h"
 #include "topology/presets.h"
 
 namespace podtopo::state {
@@ -177,11 +176,6 @@ std::string Describe(const std::vector<PodAllocation>& pods) {
 }
 
 int Cases() {
-  // A max_success in RC_PARAMS wins (scripts/property_seeds.sh: a few cases, many seeds).
-  if (const char* rc_params = std::getenv("RC_PARAMS");
-      rc_params != nullptr && std::strstr(rc_params, "max_success") != nullptr) {
-    return rc::detail::configuration().testParams.maxSuccess;
-  }
   const char* env = std::getenv("PODTOPO_PROPERTY_OPS");
   if (env == nullptr) return 60;
   return static_cast<int>(std::clamp(std::atol(env) / 1000, 10L, 1000L));
@@ -270,24 +264,15 @@ TEST(StatePropertyTest, AdmitRestartAndCheckNeverRefuse) {
     }
     std::filesystem::remove_all(dir);
   };
-  rc::detail::TestParams params = rc::detail::configuration().testParams;
-  params.maxSuccess = Cases();
-  rc::detail::TestMetadata metadata;
-  metadata.id = "StatePropertyTest/AdmitRestartAndCheckNeverRefuse";
-  metadata.description = "admit, restart and check never refuse";
-  const auto result = rc::detail::checkTestable(property, metadata, params);
+  podtopo::testing::CheckProperty(property, Cases());
   // PODTOPO_KEEP_STATE=1 keeps the state dirs (the failing case's dir is named in the message).
   if (std::getenv("PODTOPO_KEEP_STATE") == nullptr) std::filesystem::remove_all(root);
-  if (!result.template is<rc::detail::SuccessResult>()) {
-    std::ostringstream ss;
-    rc::detail::printResultMessage(result, ss);
-    FAIL() << ss.str();
-  }
+  if (HasFailure()) return;
   // Both outcomes were reached (every case forces one of each, above), or the property proves
   // little.
   EXPECT_GT(admitted, 0);
   EXPECT_GT(rejected, 0);
-  EXPECT_GE(restarts, 2L * Cases());  // at least the two forced admissions of each case
+  EXPECT_GE(restarts, 2L * case_number);  // each case restarts after its two forced admissions
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 #include "testing/testing.h"
 #include "topology/sysfs_discovery.h"
 
@@ -517,7 +517,7 @@ TEST(HwlocImportChild, ThreadsImportingAtOnceGetTheirAnswers) {
 }
 
 // Corrupting a real export anywhere never crashes: the import succeeds or names the file.
-RC_GTEST_PROP(ImportHwlocXmlProperty, CorruptedExportsNeverCrash,
+PODTOPO_PROPERTY(ImportHwlocXmlProperty, CorruptedExportsNeverCrash,
               (std::vector<std::pair<unsigned, char>> edits)) {
   static const std::string kBase = ReadText(TestData("xml/amd-1s2n4ccx.xml"));
   std::string xml = kBase;

@@ -9,7 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 #include "testing/testing.h"
 #include "topology/sysfs_source.h"
 
@@ -510,7 +510,7 @@ TEST(DiscoverSysfsFake, DuplicateNodeDirectories) {
 // FakeSysfs answers as a tree of those paths would: checked against a naive reading (every
 // path looked at) on random trees whose names share prefixes and hold characters that sort
 // before and after '/' ("a-b", "a.b", "a/b", "a0").
-RC_GTEST_PROP(FakeSysfsProperty, ListDirAndReadFileAgreeWithEveryPath,
+PODTOPO_PROPERTY(FakeSysfsProperty, ListDirAndReadFileAgreeWithEveryPath,
               (std::vector<std::pair<std::vector<int>, bool>> raw)) {
   static const char* kNames[] = {"a", "a-b", "a.b", "a0", "b", "ab"};
   std::set<std::string> files, dirs;
@@ -571,7 +571,7 @@ RC_GTEST_PROP(FakeSysfsProperty, ListDirAndReadFileAgreeWithEveryPath,
   }
 }
 
-RC_GTEST_PROP(DiscoverSysfsProperty, ArbitraryFileContentsNeverCrash,
+PODTOPO_PROPERTY(DiscoverSysfsProperty, ArbitraryFileContentsNeverCrash,
               (const std::vector<std::string>& contents)) {
   static const std::vector<std::string> kFiles = {
       "devices/system/cpu/online",

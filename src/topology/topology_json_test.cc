@@ -5,7 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 #include "testing/testing.h"
 
 namespace podtopo {
@@ -269,7 +269,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Writing then reading gives the same topology back. (Device ids are ASCII here: the writer
 // emits UTF-8 JSON and replaces invalid byte sequences with U+FFFD.)
-RC_GTEST_PROP(TopologyJsonProperty, RoundTrip, ()) {
+PODTOPO_PROPERTY(TopologyJsonProperty, RoundTrip, ()) {
   NodeTopology node;
   const int numa_count = *rc::gen::inRange(1, 5);
   const int cores = *rc::gen::inRange(1, 40);
@@ -311,13 +311,13 @@ RC_GTEST_PROP(TopologyJsonProperty, RoundTrip, ()) {
 }
 
 // Arbitrary text never crashes the reader; errors name the file.
-RC_GTEST_PROP(TopologyJsonProperty, ArbitraryTextNeverCrashes, (const std::string& text)) {
+PODTOPO_PROPERTY(TopologyJsonProperty, ArbitraryTextNeverCrashes, (const std::string& text)) {
   auto node = ReadTopologyJson(text, "x.json");
   if (!node.ok()) RC_ASSERT(std::string(node.status().message()).rfind("x.json: ", 0) == 0);
 }
 
 // Mutations of a valid document never crash either.
-RC_GTEST_PROP(TopologyJsonProperty, MutatedDocumentsNeverCrash,
+PODTOPO_PROPERTY(TopologyJsonProperty, MutatedDocumentsNeverCrash,
               (std::vector<std::pair<unsigned, char>> edits)) {
   std::string text = kFull;
   for (const auto& [pos, ch] : edits) text[pos % text.size()] = ch;

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 #include "topologymanager/topology_hint.h"
 
 namespace podtopo::topologymanager {
@@ -108,7 +108,7 @@ TEST(BitMaskTest, IterateBitMasksCounts) {
   EXPECT_EQ(values, (std::vector<uint64_t>{4, 1, 4, 5, 4, 5, 5}));
 }
 
-RC_GTEST_PROP(BitMaskProperty, NarrowerIsStrictTotalOrder, (uint64_t a, uint64_t b)) {
+PODTOPO_PROPERTY(BitMaskProperty, NarrowerIsStrictTotalOrder, (uint64_t a, uint64_t b)) {
   BitMask x = BitMask::FromUint64(a), y = BitMask::FromUint64(b);
   if (a == b) {
     RC_ASSERT(!x.IsNarrowerThan(y));

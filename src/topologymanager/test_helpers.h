@@ -8,8 +8,6 @@
 #define PODTOPO_TOPOLOGYMANAGER_TEST_HELPERS_H_
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -19,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "rapidcheck.h"
+#include "testing/property.h"
 #include "topologymanager/policy.h"
 
 namespace podtopo::topologymanager::test {
@@ -88,28 +87,8 @@ inline std::string Describe(const ProvidersHints& providers) {
   return os.str();
 }
 
-// Runs a rapidcheck property at least `runs` times (RC_PARAMS can raise it), reporting through GoogleTest like RC_GTEST_PROP.
-// A max_success in RC_PARAMS replaces `runs` (scripts/property_seeds.sh runs every property
-// with a few cases for each of many seeds).
-template <typename Testable>
-void CheckProperty(Testable&& testable, int runs) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  rc::detail::TestMetadata metadata;
-  metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
-  metadata.description = info->name();
-  rc::detail::TestParams params = rc::detail::configuration().testParams;
-  const char* rc_params = std::getenv("RC_PARAMS");
-  if (rc_params == nullptr || std::strstr(rc_params, "max_success") == nullptr) {
-    params.maxSuccess = std::max(params.maxSuccess, runs);
-  }
-  const auto result =
-      rc::detail::checkTestable(std::forward<Testable>(testable), metadata, params);
-  if (!result.template is<rc::detail::SuccessResult>()) {
-    std::ostringstream ss;
-    rc::detail::printResultMessage(result, ss);
-    FAIL() << ss.str();
-  }
-}
+// The property runner every property test uses (testing/property.h).
+using ::podtopo::testing::CheckProperty;
 
 }  // namespace podtopo::topologymanager::test
 

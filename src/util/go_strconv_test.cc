@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "rapidcheck/gtest.h"
+#include "testing/property.h"
 
 namespace podtopo {
 namespace {
@@ -119,7 +119,7 @@ TEST(GoAppendRuneTest, EncodesAndReplacesInvalid) {
   EXPECT_EQ(bad, "\xef\xbf\xbd\xef\xbf\xbd");
 }
 
-RC_GTEST_PROP(GoQuoteProperty, PlainPrintableAsciiIsOnlyWrapped, (const std::string& raw)) {
+PODTOPO_PROPERTY(GoQuoteProperty, PlainPrintableAsciiIsOnlyWrapped, (const std::string& raw)) {
   std::string s;
   for (char c : raw) {
     if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') s.push_back(c);
@@ -127,7 +127,7 @@ RC_GTEST_PROP(GoQuoteProperty, PlainPrintableAsciiIsOnlyWrapped, (const std::str
   RC_ASSERT(GoQuote(s) == "\"" + s + "\"");
 }
 
-RC_GTEST_PROP(GoQuoteProperty, OutputIsValidUtf8WithoutControlBytes, (const std::string& s)) {
+PODTOPO_PROPERTY(GoQuoteProperty, OutputIsValidUtf8WithoutControlBytes, (const std::string& s)) {
   const std::string q = GoQuote(s);
   RC_ASSERT(q.size() >= 2u);
   RC_ASSERT(q.front() == '"');
@@ -242,7 +242,7 @@ TEST(FindInvalidUtf8Test, NamesTheByteItsLineAndColumn) {
 }
 
 // Random texts: mostly ASCII with lines, some runes of every length, some invalid bytes.
-RC_GTEST_PROP(FindInvalidUtf8Property, SameAsTheRuneByRuneWalk, ()) {
+PODTOPO_PROPERTY(FindInvalidUtf8Property, SameAsTheRuneByRuneWalk, ()) {
   const std::vector<std::string> pieces = {
       "a", "01234567", "\n", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xff", "\xc3",
       "\xe2\x82", "\xed\xa0\x80", "\xc0\xaf", "\x80"};
