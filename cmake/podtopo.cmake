@@ -24,7 +24,10 @@ function(podtopo_test name)
   if(NOT PODTOPO_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
   # A test source that does not exist yet (work in progress) is skipped with a warning rather
   # than breaking the configure step of the whole tree.
   set(sources "")
@@ -46,7 +49,7 @@ function(podtopo_test name)
   target_precompile_headers(${name} REUSE_FROM podtopo_test_pch)
   include(GoogleTest)
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
-                       PROPERTIES TIMEOUT 300 LABELS unit)
+                       PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS unit)
 endfunction()
 
 # podtopo_grpc_proto(TARGET proto/dir/api.proto)
