@@ -134,8 +134,8 @@ std::optional<std::vector<std::vector<Pod>>> LoadUnderGateSets(
   } else {
     for (const UnknownField& u : unknown) {
       *ctx.err << "podtopo: warning: " << u.ToString()
-               << ": not a field of the object; podtopo ignores it, as it would be refused by "
-                  "the API server (--strict makes this an error)\n";
+               << ": the API server refuses it (strict field validation) and podtopo ignores "
+                  "it; --strict makes this an error\n";
     }
   }
   for (const auto& [kind, count] : skipped) {

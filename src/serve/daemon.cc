@@ -306,7 +306,8 @@ class Daemon::Impl {
                    count, kind);
     }
     for (const UnknownField& u : unknown) {
-      spdlog::warn("{}: not a field of the object; ignored (--strict makes this an error)",
+      spdlog::warn("{}: the API server refuses it and podtopo ignores it (--strict makes this "
+                   "an error)",
                    u.ToString());
     }
     return parsed;
