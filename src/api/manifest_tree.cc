@@ -819,11 +819,11 @@ std::optional<ManifestStream> ParseJsonListInParallel(const std::string& text) {
 // True when the JSON error at `position` (nlohmann's, 1-based) is a `}` or `]` right after a
 // comma (blanks between).
 bool TrailingComma(const std::string& text, size_t position) {
-  if (position == 0 || position > text.size()) return false;
+  if (position < 2 || position > text.size()) return false;
   const char closing = text[position - 1];
   if (closing != '}' && closing != ']') return false;
   const size_t before = text.find_last_not_of(" \t\r\n", position - 2);
-  return position >= 2 && before != std::string::npos && text[before] == ',';
+  return before != std::string::npos && text[before] == ',';
 }
 
 std::string JsonLocation(const std::string& text, size_t position) {

@@ -77,7 +77,7 @@ std::string GrpcUnixTarget(std::string_view path) {
   std::string out = "unix:";
   for (char ch : path) {
     const unsigned char c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) || std::strchr("/-._~", ch) != nullptr) {
+    if (std::isalnum(c) || (ch != '\0' && std::strchr("/-._~", ch) != nullptr)) {
       out += ch;
     } else {
       out += fmt::format("%{:02X}", c);
