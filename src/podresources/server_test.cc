@@ -314,6 +314,7 @@ TEST_F(ServerTest, SocketIsMode0600AndStaleSocketIsReplaced) {
 // (a second `podtopo serve` on the same --socket): refused, naming the listener.
 TEST_F(ServerTest, RefusesToReplaceALiveSocket) {
   StartServer(Unlimited());
+  server_->Publish(MixedState());
   PodResourcesServer second(Unlimited());
   absl::Status st = second.Listen(socket_);
   EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
