@@ -24,6 +24,9 @@ using testutil::WaitFor;
 using ::podtopo::testing::SpawnProcess;
 using ::podtopo::testing::WaitExit;
 
+// A spawned process's log ("" until it has written one).
+std::string Log(const std::string& path) { return ReadFile(path).value_or(""); }
+
 TEST(ServeBinaryTest, ServesOn0600SocketAndShutsDownGracefullyOnSigterm) {
   TempDir dir;
   std::string socket = dir.path() + "/pod-resources/kubelet.sock";
@@ -150,8 +153,8 @@ metadata: {name: s}
                             "--pods-dir", pods, "--state-dir", dir.path() + "/state"},
                            dir.path() + "/log");
   ASSERT_TRUE(WaitFor([&] {
-    return ReadFile(dir.path() + "/log")->find("ready: watching") != std::string::npos;
-  })) << *ReadFile(dir.path() + "/log");
+    return Log(dir.path() + "/log").find("ready: watching") != std::string::npos;
+  })) << Log(dir.path() + "/log");
   ASSERT_EQ(kill(pid, SIGTERM), 0);
   EXPECT_EQ(WaitExit(pid), 0);
   std::string log = *ReadFile(dir.path() + "/log");
@@ -181,8 +184,8 @@ TEST(ServeBinaryTest, RelativeSocketPaths) {
   pid_t serve = SpawnProcess({PODTOPO_BINARY, "serve", "--socket", relative, "--pods-dir", pods},
                              dir.path() + "/log");
   ASSERT_TRUE(WaitFor([&] {
-    return ReadFile(dir.path() + "/log")->find("ready: watching") != std::string::npos;
-  })) << *ReadFile(dir.path() + "/log");
+    return Log(dir.path() + "/log").find("ready: watching") != std::string::npos;
+  })) << Log(dir.path() + "/log");
   for (const std::string& flag : {relative, "unix://" + relative, "unix:" + relative}) {
     const auto start = std::chrono::steady_clock::now();
     pid_t client = SpawnProcess({PODTOPO_BINARY, "client", "list", "--socket", flag, "--timeout",
