@@ -121,9 +121,10 @@ absl::Status CheckUnixSocket(const std::string& path, const UnixSocketRole& role
   if (e == EAGAIN) return absl::OkStatus();  // listening, backlog full
   if (e == EACCES || e == EPERM) {
     return absl::PermissionDeniedError(fmt::format(
-        "permission denied on {}: the socket has mode {:04o} and belongs to uid {}; run as root "
-        "(or as the socket's owner)",
-        path, st.st_mode & 07777, st.st_uid));
+        "permission denied on {}: {} creates the socket with mode {:04o} for {}; run as root (or "
+        "as the socket's owner, uid {})",
+        path, role.server, st.st_mode & 07777,
+        st.st_uid == 0 ? std::string("root") : fmt::format("uid {}", st.st_uid), st.st_uid));
   }
   if (e == ECONNREFUSED) {
     return absl::UnavailableError(fmt::format(
