@@ -3,15 +3,18 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <utility>
 
 #include "fmt/format.h"
+#include "util/file.h"
 #include "util/unix_socket.h"
 
 namespace podtopo {
@@ -27,59 +30,52 @@ std::map<std::pair<dev_t, ino_t>, std::weak_ptr<DirLock>>& Registry() {
   return *registry;
 }
 
-// "podtopo serve (pid 4242)" from the lock file's "4242 podtopo serve", or "another process".
-std::string Holder(int fd) {
-  char buf[256] = {};
-  ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-  if (n <= 0) return "another process";
-  std::string text(buf, static_cast<size_t>(n));
-  text = text.substr(0, text.find('\n'));
-  const size_t space = text.find(' ');
-  const std::string pid = text.substr(0, space);
-  if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) {
-    return "another process";
+// "podtopo serve (pid 4242)": the process /proc/locks names as the holder of an flock on the
+// directory (lines "1: FLOCK  ADVISORY  WRITE 4242 08:01:5678 0 EOF", device in hex), or
+// "another process" when it names none (another PID namespace).
+std::string Holder(const struct stat& dir) {
+  absl::StatusOr<std::string> locks = ReadSmallFile("/proc/locks", 4 << 20);
+  if (!locks.ok()) return "another process";
+  const std::string id =
+      fmt::format("{:02x}:{:02x}:{}", major(dir.st_dev), minor(dir.st_dev), dir.st_ino);
+  std::istringstream lines(*locks);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string number, type, advisory, mode, pid, file;
+    if (!(fields >> number >> type >> advisory >> mode >> pid >> file)) continue;
+    if (type != "FLOCK" || file != id || pid.empty() || pid[0] == '-' || pid == "0") continue;
+    const std::string what = ProcessDescription(static_cast<pid_t>(std::stol(pid)));
+    return fmt::format("{} (pid {})", what.empty() ? "a process" : what, pid);
   }
-  const std::string what = space == std::string::npos ? "" : text.substr(space + 1);
-  return fmt::format("{} (pid {})", what.empty() ? "a process" : what, pid);
+  return "another process";
 }
 
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<DirLock>> DirLock::Acquire(const std::string& dir) {
-  struct stat st;
-  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return std::shared_ptr<DirLock>();
   std::lock_guard<std::mutex> guard(RegistryMutex());
-  const auto key = std::make_pair(st.st_dev, st.st_ino);
-  if (auto held = Registry()[key].lock()) return held;
-
-  const std::string path = dir + "/" + kDirLockFile;
-  bool writable = true;
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
-    writable = false;
-    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return std::shared_ptr<DirLock>();  // cannot write here at all
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return std::shared_ptr<DirLock>();  // missing or unreadable: nothing to lock
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    const int e = errno;
+    close(fd);
+    return absl::InternalError(fmt::format("{}: fstat: {}", dir, std::strerror(e)));
   }
-  if (fd < 0) {
-    return absl::InternalError(fmt::format("{}: open: {}", path, std::strerror(errno)));
+  const auto key = std::make_pair(st.st_dev, st.st_ino);
+  if (auto held = Registry()[key].lock()) {
+    close(fd);
+    return held;
   }
   while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EINTR) continue;
     const int e = errno;
-    std::string holder = e == EWOULDBLOCK ? Holder(fd) : "";
     close(fd);
     if (e == EWOULDBLOCK) {
-      return absl::FailedPreconditionError(
-          fmt::format("state dir {} is in use by {}: one process at a time may write it (the "
-                      "lock is {})",
-                      dir, holder, path));
+      return absl::FailedPreconditionError(fmt::format(
+          "state dir {} is in use by {}: one process at a time may write it", dir, Holder(st)));
     }
-    return absl::InternalError(fmt::format("{}: flock: {}", path, std::strerror(e)));
-  }
-  if (writable && ftruncate(fd, 0) == 0) {
-    // Best effort: without the note the next process is refused "by another process".
-    const std::string me = fmt::format("{} {}\n", getpid(), ProcessDescription(getpid()));
-    [[maybe_unused]] ssize_t n = pwrite(fd, me.data(), me.size(), 0);
+    return absl::InternalError(fmt::format("{}: flock: {}", dir, std::strerror(e)));
   }
   std::shared_ptr<DirLock> lock(new DirLock(fd, st.st_dev, st.st_ino));
   Registry()[key] = lock;

@@ -1,13 +1,14 @@
 // The lock of a state directory: one podtopo process at a time writes a --state-dir.
 //
-// Every process that writes a state dir (serve, nri, admit, remove: wherever a Node is created
-// on it without read_only) holds an exclusive flock(2) on DIR/podtopo.lock for as long as it
-// uses the directory; the file holds "PID DESCRIPTION" of the holder, so that the next one is
-// refused with a sentence that names it:
-//   state dir /var/lib/podtopo is in use by podtopo serve (pid 4242)
-// The lock goes with the process (also when it is killed): the file itself stays, and a stale
-// file locks nothing. Readers (explain, state check) take no lock: every file in the directory
-// is replaced atomically.
+// Every process that writes a state dir (serve, nri, admit, remove, show: wherever a Node is
+// created on it without read_only) holds an exclusive flock(2) on the directory itself for as
+// long as it uses it, so that the next one is refused with a sentence naming the holder (found
+// in /proc/locks):
+//   state dir /var/lib/podtopo is in use by podtopo serve (pid 4242): one process at a time
+//   may write it
+// No file is added to the directory (it may be the kubelet's own), and the lock goes with the
+// process, also when it is killed. Readers (explain, state check) take no lock: every file in
+// the directory is replaced atomically.
 //
 // Within one process, a second Acquire of the same directory (the daemon, then the Node it
 // creates on the directory) shares the first one's lock: the lock is between processes.
@@ -28,26 +29,24 @@
 
 namespace podtopo {
 
-inline constexpr char kDirLockFile[] = "podtopo.lock";
-
 class DirLock {
  public:
   // Locks `dir` for this process, without waiting. Returns a null lock when there is nothing
-  // to lock: `dir` does not exist, or this user can neither create nor open its lock file (a
-  // read-only directory: such a process cannot write the directory either, and its reads are
-  // those of any reader). Errors:
-  //   kFailedPrecondition  "state dir DIR is in use by podtopo serve (pid N)" (another process
-  //                        holds the lock; "by another process" when the file names none)
-  //   kInternal            flock or open failed otherwise, naming the lock file
+  // to lock: `dir` does not exist or cannot be opened (such a process cannot write it either).
+  // Errors:
+  //   kFailedPrecondition  "state dir DIR is in use by podtopo serve (pid N): ..." (another
+  //                        process holds the lock; "by another process" when /proc/locks
+  //                        names none)
+  //   kInternal            fstat or flock failed otherwise, naming the directory
   static absl::StatusOr<std::shared_ptr<DirLock>> Acquire(const std::string& dir);
 
-  ~DirLock();  // unlocks (and closes) the lock file
+  ~DirLock();  // unlocks (closes the directory)
   DirLock(const DirLock&) = delete;
   DirLock& operator=(const DirLock&) = delete;
 
  private:
   DirLock(int fd, dev_t dev, ino_t ino) : fd_(fd), dev_(dev), ino_(ino) {}
-  int fd_;
+  int fd_;  // the directory, open
   dev_t dev_;  // the directory's identity, for the sharing within this process
   ino_t ino_;
 };
