@@ -16,6 +16,7 @@
 #include "memorymanager/static_policy.h"
 #include "topologymanager/policy.h"
 #include "topologymanager/scope.h"
+#include "util/dir_lock.h"
 #include "util/file.h"
 
 namespace podtopo {
@@ -60,6 +61,8 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   NodeTopology topology;
   config::KubeletConfig config;
   Options options;
+  // The state dir's lock (util/dir_lock.h), held while this node may write the directory.
+  std::shared_ptr<DirLock> state_lock;
   bool pod_level_resources = true;
   bool pod_level_managers = false;
   PodGates pod_gates;  // PodLevelResources and its fix gates, for GetPodQos
@@ -814,6 +817,11 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Create(NodeTopology topology,
   impl->topology = std::move(topology);
   impl->config = std::move(config);
   impl->options = std::move(options);
+  if (!impl->options.state_dir.empty() && !impl->options.read_only) {
+    auto lock = DirLock::Acquire(impl->options.state_dir);
+    if (!lock.ok()) return lock.status();
+    impl->state_lock = std::move(*lock);
+  }
   if (auto s = impl->Init(); !s.ok()) return s;
   if (auto s = impl->Restore(); !s.ok()) return s;
   return std::unique_ptr<Node>(new Node(std::move(impl)));

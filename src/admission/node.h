@@ -97,7 +97,9 @@ class Node {
 
   // Builds the managers from the kubelet configuration (validated here as the kubelet does at
   // start) and, with a state dir, restores and validates the checkpoints. Errors name the
-  // field or file.
+  // field or file. A node that may write its state dir (not read_only) holds the directory's
+  // lock for its lifetime (util/dir_lock.h): kFailedPrecondition "state dir D is in use by
+  // podtopo serve (pid N)" while another process holds it.
   static absl::StatusOr<std::unique_ptr<Node>> Create(NodeTopology topology,
                                                       config::KubeletConfig config,
                                                       Options options);

@@ -36,8 +36,8 @@ class Agent::Impl : public CivetHandler {
       server_ = std::make_unique<CivetServer>(std::vector<std::string>{
           "listening_ports", *addr, "num_threads", "4", "enable_keep_alive", "no"});
     } catch (const std::exception& e) {
-      return absl::UnavailableError(
-          fmt::format("--metrics-addr {}: cannot listen: {}", *addr, e.what()));
+      return absl::UnavailableError(fmt::format("--metrics-addr {}: cannot listen: {}", *addr,
+                                                metrics::ListenFailure(*addr, e.what())));
     }
     server_->addHandler("/", this);
     spdlog::info("serving http://{}/metrics, /nrt and /", *addr);

@@ -816,6 +816,16 @@ std::optional<ManifestStream> ParseJsonListInParallel(const std::string& text) {
   return stream;
 }
 
+// True when the JSON error at `position` (nlohmann's, 1-based) is a `}` or `]` right after a
+// comma (blanks between).
+bool TrailingComma(const std::string& text, size_t position) {
+  if (position < 2 || position > text.size()) return false;
+  const char closing = text[position - 1];
+  if (closing != '}' && closing != ']') return false;
+  const size_t before = text.find_last_not_of(" \t\r\n", position - 2);
+  return before != std::string::npos && text[before] == ',';
+}
+
 std::string JsonLocation(const std::string& text, size_t position) {
   // nlohmann counts the byte that failed as position (1-based).
   const size_t at = std::min(position > 0 ? position - 1 : 0, text.size());
@@ -851,9 +861,13 @@ absl::StatusOr<ManifestStream> ParseManifestText(const std::string& text,
       return absl::InvalidArgumentError(
           fmt::format("{}: malformed JSON: {}", source_name, sax.tree().error()));
     }
-    // Flow-style YAML also starts with `{`: read it as YAML when it is that.
-    absl::StatusOr<ManifestStream> yaml = ParseYaml(text, source_name);
-    if (yaml.ok()) return yaml;
+    // Flow-style YAML also starts with `{`: read it as YAML when it is that. Not past a
+    // trailing comma (`"image": "x",}`), which YAML's flow collections allow and JSON does
+    // not: kubectl reads such a file as JSON and refuses it.
+    if (!TrailingComma(text, sax.error_position())) {
+      absl::StatusOr<ManifestStream> yaml = ParseYaml(text, source_name);
+      if (yaml.ok()) return yaml;
+    }
     std::string message = sax.error();
     // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error ..."
     if (size_t colon = message.find("column "); colon != std::string::npos) {

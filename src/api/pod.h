@@ -57,6 +57,9 @@ struct Pod {
   std::string namespace_name = "default";
   std::string uid;
   std::map<std::string, std::string> labels;
+  // metadata.annotations (a controller's pods: its template's). `serve --cri` hands them to
+  // the runtime with the sandbox, as the kubelet does (podtopo nri reads podtopo.io/pod-spec).
+  std::map<std::string, std::string> annotations;
   // spec.resources; nullopt when the manifest has no pod-level stanza.
   std::optional<ResourceRequirements> resources;
   std::vector<Container> init_containers;  // regular and restartable, in spec order

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "api/known_fields.h"
 #include "api/manifest_tree.h"
 #include "fmt/format.h"
 #include "util/file.h"
@@ -818,10 +819,11 @@ struct ObjectMeta {
   std::string namespace_name = "default";
   std::string uid;
   std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
 };
 
-// metadata of a Pod or a controller (`name_required`), or of a pod template (only labels
-// are read: the controller names its pods and puts them in its own namespace).
+// metadata of a Pod or a controller (`name_required`), or of a pod template (only labels and
+// annotations are read: the controller names its pods and puts them in its own namespace).
 ObjectMeta ReadMetadata(const ManifestNode* node, const std::string& path, bool name_required,
                         Problems& problems) {
   ObjectMeta meta;
@@ -873,6 +875,14 @@ ObjectMeta ReadMetadata(const ManifestNode* node, const std::string& path, bool 
                                value));
     }
   }
+  const std::string annotations_path = Join(path, "annotations");
+  meta.annotations = ReadStringMap(metadata.Get("annotations"), annotations_path, problems);
+  for (const auto& [key, value] : meta.annotations) {
+    if (!IsQualifiedName(key)) {
+      problems.Add(ResourceKey(annotations_path, key),
+                   fmt::format("Invalid value: \"{}\": {}", key, kQualifiedNameMessage));
+    }
+  }
   return meta;
 }
 
@@ -920,6 +930,7 @@ Pod ReadPod(const Fields& object, const std::string& base, const PodGates& gates
   pod.namespace_name = std::move(meta.namespace_name);
   pod.uid = std::move(meta.uid);
   pod.labels = std::move(meta.labels);
+  pod.annotations = std::move(meta.annotations);
   ReadPodSpec(object.Get("spec"), Join(base, "spec"), gates, pod, problems);
   return pod;
 }
@@ -933,7 +944,9 @@ Pod ReadPodTemplate(const ManifestNode* node, const std::string& path, const Pod
     problems.Add(path, "Required value (the pod template)");
     return pod;
   }
-  pod.labels = ReadMetadata(tmpl.Get("metadata"), Join(path, "metadata"), false, problems).labels;
+  ObjectMeta meta = ReadMetadata(tmpl.Get("metadata"), Join(path, "metadata"), false, problems);
+  pod.labels = std::move(meta.labels);
+  pod.annotations = std::move(meta.annotations);
   ReadPodSpec(tmpl.Get("spec"), Join(path, "spec"), gates, pod, problems);
   return pod;
 }
@@ -1303,10 +1316,16 @@ bool HasDependents(const Fields& object, const std::string& kind, const Owners& 
   return false;
 }
 
+// "document 2 (chart/templates/web.yaml): Deployment web"
+std::string Where(const ObjectContext& at) {
+  std::string where = fmt::format("document {}", at.document);
+  if (!at.helm_source.empty()) where += fmt::format(" ({})", at.helm_source);
+  if (!at.object.empty()) where += ": " + at.object;
+  return where;
+}
+
 absl::Status DocumentError(const ObjectContext& at, const Problems& problems) {
-  std::string head = fmt::format("{}: document {}", at.source, at.document);
-  if (!at.helm_source.empty()) head += fmt::format(" ({})", at.helm_source);
-  if (!at.object.empty()) head += ": " + at.object;
+  const std::string head = at.source + ": " + Where(at);
   std::string message;
   for (const std::string& line : problems.list()) {
     if (!message.empty()) message += "\n";
@@ -1315,10 +1334,39 @@ absl::Status DocumentError(const ObjectContext& at, const Problems& problems) {
   return absl::InvalidArgumentError(message);
 }
 
+// "Deployment web" (the kind alone when the name cannot be read).
+std::string ObjectName(const std::string& kind, const Fields& object) {
+  Fields metadata;
+  Problems ignored;
+  if (!ReadMap(object.Get("metadata"), "", ignored, &metadata)) return kind;
+  return kind + " " + ReadString(metadata.Get("name"), "", ignored).value_or("");
+}
+
+// The fields of `node` (an object of `kind` at `base`) that are no field of its type: errors
+// (added to `problems`) with options.strict, else added to options.unknown_fields.
+void CheckFields(const ManifestNode& node, const std::string& kind, const std::string& base,
+                 const ObjectContext& at, const PodLoadOptions& options, Problems& problems) {
+  if (!options.strict && options.unknown_fields == nullptr) return;
+  std::vector<UnknownFieldPath> unknown;
+  FindUnknownFields(node, kind, base, &unknown);
+  for (UnknownFieldPath& u : unknown) {
+    UnknownField field{at.source, Where(at), std::move(u.path), std::move(u.name),
+                       std::move(u.suggestion)};
+    if (options.strict) {
+      problems.Add(field.field, field.Message() +
+                                    " (--strict: unknown fields are errors, as with kubectl's "
+                                    "strict field validation)");
+    } else {
+      options.unknown_fields->push_back(std::move(field));
+    }
+  }
+}
+
 // Reads one object (a document's root or a List item): a Pod, a workload controller (its
 // pods), or another kind (skipped, or an error with options.strict).
-absl::Status ParseObject(const Fields& object, const std::string& base, ObjectContext at,
-                         std::optional<size_t> item, const PodLoadOptions& options,
+absl::Status ParseObject(const ManifestNode& node, const Fields& object, const std::string& base,
+                         ObjectContext at, std::optional<size_t> item,
+                         const PodLoadOptions& options,
                          const Owners& owners, std::string_view default_kind,
                          std::string_view default_api_version, std::vector<ParsedPod>& out) {
   Problems problems;
@@ -1361,6 +1409,8 @@ absl::Status ParseObject(const Fields& object, const std::string& base, ObjectCo
     return DocumentError(at, problems);
   }
   if (kind == "Pod") {
+    CheckFields(node, kind, base, at, options, problems);
+    if (!problems.empty()) return DocumentError(at, problems);
     Pod pod = ReadPod(object, base, options.gates, problems);
     if (!problems.empty()) return DocumentError(at, problems);
     out.push_back(ParsedPod{std::move(pod), at.document, item});
@@ -1370,19 +1420,13 @@ absl::Status ParseObject(const Fields& object, const std::string& base, ObjectCo
     if (options.not_expanded != nullptr) ++(*options.not_expanded)[kind];
     return absl::OkStatus();
   }
+  ObjectContext named = at;
+  named.object = ObjectName(kind, object);
+  CheckFields(node, kind, base, named, options, problems);
+  if (!problems.empty()) return DocumentError(named, problems);
   std::vector<Pod> pods;
   ExpandWorkload(kind, object, base, options, problems, pods);
-  if (!problems.empty()) {
-    // Name the object when its name could be read.
-    Fields metadata;
-    Problems ignored;
-    if (ReadMap(object.Get("metadata"), "", ignored, &metadata)) {
-      at.object = kind + " " + ReadString(metadata.Get("name"), "", ignored).value_or("");
-    } else {
-      at.object = kind;
-    }
-    return DocumentError(at, problems);
-  }
+  if (!problems.empty()) return DocumentError(named, problems);
   for (Pod& pod : pods) out.push_back(ParsedPod{std::move(pod), at.document, item});
   return absl::OkStatus();
 }
@@ -1394,32 +1438,43 @@ absl::Status ParseDocument(const ManifestDocument& doc, const std::string& sourc
   ObjectContext at{source, document, doc.helm_source, ""};
   Problems problems;
   Fields object;
-  if (!doc.root.IsMap()) {
-    problems.Add("", fmt::format("expected a Kubernetes object (a map with apiVersion and kind), "
-                                 "got {}",
+  // A top-level array of objects (`[{...}, {...}]`): read as the items of a List.
+  const bool array = doc.root.IsList();
+  if (!array && !doc.root.IsMap()) {
+    problems.Add("", fmt::format("expected a Kubernetes object (a map with apiVersion and kind) "
+                                 "or a list of them, got {}",
                                  Describe(doc.root)));
     return DocumentError(at, problems);
   }
-  ReadMap(&doc.root, "", problems, &object);
-  if (!problems.empty()) return DocumentError(at, problems);
-  std::string kind = ReadString(object.Get("kind"), "kind", problems).value_or("");
-  if (!problems.empty()) return DocumentError(at, problems);
+  std::string kind;
+  if (!array) {
+    ReadMap(&doc.root, "", problems, &object);
+    if (!problems.empty()) return DocumentError(at, problems);
+    kind = ReadString(object.Get("kind"), "kind", problems).value_or("");
+    if (!problems.empty()) return DocumentError(at, problems);
+  }
 
   // `kind: List` (kubectl get ... -o yaml|json) and typed lists (PodList, DeploymentList,
   // whose items may omit kind and apiVersion).
   const bool typed_list = kind.size() > 4 && kind.ends_with("List") &&
                           (kind == "PodList" || FindWorkload(kind.substr(0, kind.size() - 4)));
-  if (kind == "List" || typed_list) {
-    const std::string api_version =
-        ReadString(object.Get("apiVersion"), "apiVersion", problems).value_or("");
-    if (!problems.empty()) return DocumentError(at, problems);
-    const std::string item_kind = typed_list ? kind.substr(0, kind.size() - 4) : "";
-    if (kind == "List" && api_version != "v1") {
-      problems.Add("apiVersion", fmt::format("Unsupported value: \"{}\": a List has apiVersion: v1",
-                                             api_version));
-      return DocumentError(at, problems);
+  if (array || kind == "List" || typed_list) {
+    std::string api_version;
+    if (!array) {
+      api_version = ReadString(object.Get("apiVersion"), "apiVersion", problems).value_or("");
+      if (!problems.empty()) return DocumentError(at, problems);
+      if (kind == "List" && api_version != "v1") {
+        problems.Add("apiVersion",
+                     fmt::format("Unsupported value: \"{}\": a List has apiVersion: v1",
+                                 api_version));
+        return DocumentError(at, problems);
+      }
+      CheckFields(doc.root, kind, "", at, options, problems);  // the List's own fields
+      if (!problems.empty()) return DocumentError(at, problems);
     }
-    const ManifestNode* items = object.Get("items");
+    const std::string item_kind = typed_list ? kind.substr(0, kind.size() - 4) : "";
+    const ManifestNode* items = array ? &doc.root : object.Get("items");
+    const std::string items_path = array ? "" : "items";  // items[3] or [3]
     if (Absent(items)) return absl::OkStatus();
     if (!items->IsList()) {
       problems.Add("items", fmt::format("expected a list, got {}", Describe(*items)));
@@ -1429,7 +1484,7 @@ absl::Status ParseDocument(const ManifestDocument& doc, const std::string& sourc
     auto read_items = [&](size_t first, size_t last, const PodLoadOptions& item_options,
                           std::vector<ParsedPod>& pods) -> absl::Status {
       for (size_t i = first; i < last; ++i) {
-        const std::string base = Index("items", i);
+        const std::string base = Index(items_path, i);
         const ManifestNode& item = items->items[i];
         Problems item_problems;
         Fields item_object;
@@ -1437,7 +1492,7 @@ absl::Status ParseDocument(const ManifestDocument& doc, const std::string& sourc
           if (item.IsNull()) item_problems.Add(base, "expected an object, got null");
           return DocumentError(at, item_problems);
         }
-        if (absl::Status s = ParseObject(item_object, base, at, i, item_options, owners,
+        if (absl::Status s = ParseObject(item, item_object, base, at, i, item_options, owners,
                                          item_kind, typed_list ? api_version : "", pods);
             !s.ok()) {
           return s;
@@ -1455,12 +1510,14 @@ absl::Status ParseDocument(const ManifestDocument& doc, const std::string& sourc
       std::vector<ParsedPod> pods;
       absl::Status status;
       std::map<std::string, int> skipped, not_expanded;
+      std::vector<UnknownField> unknown_fields;
     };
     std::vector<Part> parts(threads);
     auto read_part = [&](size_t t) {
       PodLoadOptions local = options;
       if (local.skipped_kinds != nullptr) local.skipped_kinds = &parts[t].skipped;
       if (local.not_expanded != nullptr) local.not_expanded = &parts[t].not_expanded;
+      if (local.unknown_fields != nullptr) local.unknown_fields = &parts[t].unknown_fields;
       parts[t].status =
           read_items(count * t / threads, count * (t + 1) / threads, local, parts[t].pods);
     };
@@ -1478,15 +1535,30 @@ absl::Status ParseDocument(const ManifestDocument& doc, const std::string& sourc
       if (options.not_expanded != nullptr) {
         for (const auto& [kind, n] : part.not_expanded) (*options.not_expanded)[kind] += n;
       }
+      if (options.unknown_fields != nullptr) {
+        options.unknown_fields->insert(options.unknown_fields->end(),
+                                       std::make_move_iterator(part.unknown_fields.begin()),
+                                       std::make_move_iterator(part.unknown_fields.end()));
+      }
       out.insert(out.end(), std::make_move_iterator(part.pods.begin()),
                  std::make_move_iterator(part.pods.end()));
     }
     return absl::OkStatus();
   }
-  return ParseObject(object, "", at, std::nullopt, options, owners, "", "", out);
+  return ParseObject(doc.root, object, "", at, std::nullopt, options, owners, "", "", out);
 }
 
 }  // namespace
+
+std::string UnknownField::Message() const {
+  std::string message = fmt::format("unknown field \"{}\"", name);
+  if (!suggestion.empty()) message += fmt::format(" (did you mean {}?)", suggestion);
+  return message;
+}
+
+std::string UnknownField::ToString() const {
+  return fmt::format("{}: {}: {}: {}", source, where, field, Message());
+}
 
 std::string DeterministicPodUid(const std::string& namespace_name, const std::string& name) {
   std::string input(reinterpret_cast<const char*>(kUrlNamespace), sizeof(kUrlNamespace));

@@ -34,14 +34,17 @@
 //    Deployment only when its ReplicaSets are not. Counted in PodLoadOptions::not_expanded.
 //  * any other kind is skipped and counted in PodLoadOptions::skipped_kinds, or is an error
 //    with PodLoadOptions::strict.
-// Fields read: metadata.{name,namespace,uid,labels}, spec.resources, spec.os.name,
-// spec.nodeName, spec.{initContainers,containers,ephemeralContainers}[] with name, image,
-// command, args, restartPolicy, resources.{requests,limits}. Unknown fields (status,
-// managedFields, ownerReferences, ...) are ignored; a field we read with the wrong type is
-// an error. Types follow kubectl (go-yaml v2, YAML 1.1): an unquoted `8080`, `true` or `yes`
-// where a string belongs is an error (as the API server's "cannot unmarshal number into ...
-// of type string"), and unquoted integer quantities are read as kubectl sends them (`cpu:
-// 010` is 8, `0x10` is 16, `1_000` 1000).
+// Fields read: metadata.{name,namespace,uid,labels,annotations}, spec.resources,
+// spec.os.name, spec.nodeName, spec.{initContainers,containers,ephemeralContainers}[] with
+// name, image, command, args, restartPolicy, resources.{requests,limits}. The other fields of
+// the API objects (status, managedFields, volumes, env, probes, ...) are ignored; a field we
+// read with the wrong type is an error. A field that is no field of the object at all (a
+// misspelling such as `resource:` or `initcontainers:`, api/known_fields.h) is reported in
+// PodLoadOptions::unknown_fields, or is an error with PodLoadOptions::strict, as the API
+// server's strict field validation refuses it. Types follow kubectl (go-yaml v2, YAML 1.1): an
+// unquoted `8080`, `true` or `yes` where a string belongs is an error (as the API server's
+// "cannot unmarshal number into ... of type string"), and unquoted integer quantities are
+// read as kubectl sends them (`cpu: 010` is 8, `0x10` is 16, `1_000` 1000).
 //
 //   absl::StatusOr<std::vector<Pod>> pods =
 //       LoadPods("pods.yaml", {.gates = PodGatesFromConfig(cfg), .node_names = {"a", "b"}});
@@ -102,17 +105,37 @@
 
 namespace podtopo {
 
+// A field of a manifest that is no field of its Kubernetes object (api/known_fields.h).
+struct UnknownField {
+  std::string source;      // the file, as errors name it ("pods.yaml", "<stdin>")
+  std::string where;       // "document 2", "document 1 (chart/x.yaml): Deployment web"
+  std::string field;       // "spec.containers[0].resource"
+  std::string name;        // "resource"
+  std::string suggestion;  // the known field it is closest to ("resources"), or ""
+
+  // `unknown field "resource" (did you mean resources?)`
+  std::string Message() const;
+  // `pods.yaml: document 2: spec.containers[0].resource: unknown field "resource" (did you
+  // mean resources?)`
+  std::string ToString() const;
+};
+
 // How pods are read. The defaults are v1.37's gates, no nodes and lenient kinds.
 struct PodLoadOptions {
   PodGates gates = {};                  // defaulting and validation (PodGatesFromConfig)
   std::vector<std::string> node_names = {};  // DaemonSets: one pod per node
-  bool strict = false;                  // kinds podtopo does not read are errors
+  // Kinds podtopo does not read, and fields that are no field of their object, are errors
+  // (kubectl's strict field validation).
+  bool strict = false;
   // When set, each kind skipped (not strict) is counted here (kind -> objects), so that a
   // command prints one line per kind.
   std::map<std::string, int>* skipped_kinds = nullptr;
   // When set, each controller not expanded because its dependents are in the input (see
   // the banner) is counted here (kind -> objects).
   std::map<std::string, int>* not_expanded = nullptr;
+  // When set (and not strict), each unknown field of the objects read is added here, in
+  // input order; when not set they are not looked for.
+  std::vector<UnknownField>* unknown_fields = nullptr;
   // A List of at least this many items has its items read on several threads
   // (std::thread::hardware_concurrency, at most 8); the pods, the counts and the first error
   // are those of one thread.

@@ -220,7 +220,7 @@ TEST(PodYamlTest, OtherKindsAreSkippedOrErrorsWhenStrict) {
   EXPECT_THAT(ErrorOf("metadata: {name: a}\nspec: {}\n"), HasSubstr("kind: Required value"));
   EXPECT_THAT(ErrorOf("kind: Pod\nmetadata: {name: a}\n"),
               HasSubstr("apiVersion: Required value"));
-  EXPECT_THAT(ErrorOf("- a\n- b\n"), HasSubstr("expected a Kubernetes object"));
+  EXPECT_THAT(ErrorOf("- a\n- b\n"), HasSubstr("document 1: [0]: expected a map, got a string"));
   EXPECT_THAT(ErrorOf("just a string\n"), HasSubstr("expected a Kubernetes object"));
   EXPECT_THAT(ErrorOf("apiVersion: v1\nkind: List\nitems: {a: b}\n"),
               HasSubstr("items: expected a list, got a map"));
@@ -1598,6 +1598,174 @@ PODTOPO_PROPERTY(PodYamlParallelItems, SameAsOneThread, ()) {
   RC_ASSERT(not_expanded_one == not_expanded_many);
   RC_ASSERT(one->size() == many->size());
   for (size_t i = 0; i < one->size(); ++i) RC_ASSERT(Describe((*one)[i]) == Describe((*many)[i]));
+}
+
+// ---------------------------------------------------------------------------------------
+// Fields that are no field of their object (issue 22 item 4): reported, errors with strict.
+
+constexpr char kMisspeltPod[] = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: typo
+  lables: {app: x}
+spec:
+  initcontainers:
+  - name: sidecar
+    image: busybox
+    restartPolicy: Always
+  containers:
+  - name: main
+    image: busybox
+    resource:
+      limits: {cpu: "2", memory: 1Gi}
+)";
+
+TEST(UnknownFieldsTest, MisspeltFieldsAreReportedWithTheNameMeant) {
+  std::vector<UnknownField> unknown;
+  Pod pod = MustParseOne(kMisspeltPod, {.unknown_fields = &unknown});
+  EXPECT_TRUE(pod.init_containers.empty());  // read as the API objects say: not a field
+  ASSERT_EQ(unknown.size(), 3u);
+  EXPECT_EQ(unknown[0].field, "metadata.lables");
+  EXPECT_EQ(unknown[0].suggestion, "labels");
+  EXPECT_EQ(unknown[1].field, "spec.initcontainers");
+  EXPECT_EQ(unknown[1].suggestion, "initContainers");
+  EXPECT_EQ(unknown[2].field, "spec.containers[0].resource");
+  EXPECT_EQ(unknown[2].suggestion, "resources");
+  EXPECT_EQ(unknown[2].ToString(),
+            "pod.yaml: document 1: spec.containers[0].resource: unknown field \"resource\" "
+            "(did you mean resources?)");
+}
+
+TEST(UnknownFieldsTest, StrictMakesThemErrors) {
+  std::string error = ErrorOf(kMisspeltPod, "pod.yaml", {.strict = true});
+  EXPECT_THAT(error, HasSubstr("pod.yaml: document 1: spec.initcontainers: unknown field "
+                               "\"initcontainers\" (did you mean initContainers?)"));
+  EXPECT_THAT(error, HasSubstr("pod.yaml: document 1: spec.containers[0].resource: unknown "
+                               "field \"resource\" (did you mean resources?) (--strict"));
+}
+
+TEST(UnknownFieldsTest, WorkloadTemplatesAndListsAreChecked) {
+  std::vector<UnknownField> unknown;
+  MustParse(R"({"apiVersion": "v1", "kind": "List", "item": [], "items": [
+    {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+     "spec": {"replica": 2, "template": {"spec": {"containers": [
+       {"name": "c", "image": "x", "resources": {"limit": {"cpu": "1"}}}]}}}},
+    {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "cj"},
+     "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"spec": {
+       "containers": [{"name": "c", "image": "x"}], "ephemeralContainer": []}}}}}}]})",
+            "all.json", {.unknown_fields = &unknown});
+  std::vector<std::string> fields;
+  for (const auto& u : unknown) fields.push_back(u.where + " " + u.field + " " + u.suggestion);
+  EXPECT_THAT(fields,
+              ElementsAre("document 1 item items", "document 1: Deployment web items[0].spec.replica replicas",
+                          "document 1: Deployment web "
+                          "items[0].spec.template.spec.containers[0].resources.limit limits",
+                          "document 1: CronJob cj "
+                          "items[1].spec.jobTemplate.spec.template.spec.ephemeralContainer "
+                          "ephemeralContainers"));
+}
+
+// Fields podtopo does not read but that the API objects have are no finding.
+TEST(UnknownFieldsTest, FieldsOfTheApiObjectsAreKnown) {
+  std::vector<UnknownField> unknown;
+  MustParse(R"(apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+  annotations: {a: b}
+  ownerReferences: []
+  finalizers: [x]
+spec:
+  serviceName: db
+  replicas: 1
+  ordinals: {start: 2}
+  selector: {matchLabels: {app: db}}
+  volumeClaimTemplates: [{metadata: {name: data}, whatever: 1}]
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      volumes: [{name: v, emptyDir: {}}]
+      affinity: {nodeAffinity: {}}
+      tolerations: [{key: k}]
+      os: {name: linux}
+      containers:
+      - name: c
+        image: x
+        env: [{name: A, value: b}]
+        ports: [{containerPort: 80}]
+        livenessProbe: {exec: {command: [true]}}
+        securityContext: {privileged: true}
+        resources: {requests: {cpu: "1"}, claims: []}
+      ephemeralContainers:
+      - {name: e, image: x, targetContainerName: c}
+status: {replicas: 1}
+)",
+            "sts.yaml", {.unknown_fields = &unknown});
+  EXPECT_TRUE(unknown.empty()) << unknown[0].ToString();
+}
+
+// A file holding a JSON array of objects (docs/usage.md: a file starting with `[` is JSON)
+// reads as a List's items.
+TEST(PodYamlTest, TopLevelJsonArrayOfObjects) {
+  std::vector<Pod> pods = MustParse(
+      R"([{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"},
+            "spec": {"containers": [{"name": "c", "image": "x"}]}},
+           {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"},
+            "spec": {"containers": [{"name": "c", "image": "x"}]}}])",
+      "pods.json");
+  ASSERT_EQ(pods.size(), 2u);
+  EXPECT_EQ(pods[1].name, "b");
+  EXPECT_THAT(ErrorOf(R"([{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"},
+                          "spec": {"containers": [{"name": "c", "image": 8}]}}])",
+                      "pods.json"),
+              HasSubstr("pods.json: document 1: [0].spec.containers[0].image: expected a string"));
+}
+
+// JSON refuses a trailing comma, and so does kubectl; YAML flow collections allow it, but a
+// file that starts with `{` is not read as YAML past that error.
+TEST(PodYamlTest, TrailingCommaInJsonIsAnError) {
+  std::string error = ErrorOf(
+      R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"},
+  "spec": {"containers": [{"name": "c", "image": "x",}]}})",
+      "pod.json");
+  EXPECT_THAT(error, HasSubstr("pod.json: line 2, column 54: malformed JSON"));
+  ErrorOf(R"([{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"},
+             "spec": {"containers": [{"name": "c", "image": "x"}]}},])",
+          "pods.json");
+  // Flow-style YAML without a trailing comma still reads.
+  MustParse("{apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: c, "
+            "image: x}]}}");
+}
+
+// metadata.annotations are read (serve --cri hands them to the runtime), from a pod or a
+// controller's template.
+TEST(PodYamlTest, AnnotationsAreRead) {
+  Pod pod = MustParseOne(R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  annotations: {podtopo.io/pod-spec: "{}", note: "x"}
+spec:
+  containers: [{name: c, image: x}]
+)");
+  EXPECT_EQ(pod.annotations, (std::map<std::string, std::string>{
+                                 {"note", "x"}, {"podtopo.io/pod-spec", "{}"}}));
+  std::vector<Pod> pods = MustParse(R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, annotations: {on-the-deployment: "not copied"}}
+spec:
+  template:
+    metadata: {annotations: {a: b}}
+    spec: {containers: [{name: c, image: x}]}
+)");
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods[0].annotations, (std::map<std::string, std::string>{{"a", "b"}}));
+  EXPECT_THAT(ErrorOf(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {"bad key!": x}}
+spec: {containers: [{name: c, image: x}]}
+)"),
+              HasSubstr("metadata.annotations[bad key!]: Invalid value: \"bad key!\""));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "spdlog/spdlog.h"
 #include "topology/node_source.h"
 #include "config/duration.h"
+#include "util/unix_socket.h"
 
 namespace podtopo::cli {
 namespace {
@@ -41,6 +42,8 @@ void RunAgent(const AgentFlags& f, Context& ctx) {
     return ctx.Fail(fmt::format("--interval {:?}: expected a duration of at least 1ms such as 10s or 500ms",
                                 f.interval));
   }
+  absl::StatusOr<std::string> socket = UnixSocketPath("--podresources-socket", f.socket);
+  if (!socket.ok()) return ctx.Fail(socket.status());
   auto topology = LoadNode(f.node);
   if (!topology.ok()) return ctx.Fail(topology.status());
   std::optional<config::KubeletConfig> loaded = LoadConfigFlag(f.config, ctx);
@@ -50,7 +53,7 @@ void RunAgent(const AgentFlags& f, Context& ctx) {
   StopSignals stop;  // before the agent's threads start
 
   agent::AgentOptions o;
-  o.socket = f.socket;
+  o.socket = *socket;
   o.listen = f.metrics_addr;
   o.nrt_out = f.nrt_out;
   o.nrt_name = f.nrt_name.empty() ? HostName() : f.nrt_name;
@@ -58,7 +61,7 @@ void RunAgent(const AgentFlags& f, Context& ctx) {
   o.interval = std::chrono::milliseconds(interval->nanos() / config::Duration::kMillisecond);
   auto a = agent::Agent::Start(std::move(*topology), std::move(cfg), std::move(o));
   if (!a.ok()) return ctx.Fail(a.status());
-  spdlog::info("polling {} every {}", f.socket, f.interval);
+  spdlog::info("polling {} every {}", *socket, f.interval);
   stop.Wait();
   (*a)->Stop();
   spdlog::info("stopped");
@@ -73,7 +76,8 @@ void AddAgentCommand(CLI::App& app, Context& ctx) {
       "agent",
       "Node agent: poll the kubelet's PodResources API, serve Prometheus metrics, the "
       "NodeResourceTopology object and the live node picture");
-  cmd->add_option("--podresources-socket", f->socket, "the kubelet's PodResources socket")
+  cmd->add_option("--podresources-socket", f->socket,
+                  "the kubelet's PodResources socket (a path, relative or absolute, or unix:PATH)")
       ->capture_default_str();
   cmd->add_option("--node", f->node,
                   "the node's topology (preset:NAME | FILE.json | FILE.xml | sysfs:DIR | local)")

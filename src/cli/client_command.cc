@@ -10,6 +10,7 @@
 #include "client/podresources_client.h"
 #include "topology/node_source.h"
 #include "util/format.h"
+#include "util/unix_socket.h"
 
 namespace podtopo::cli {
 namespace {
@@ -21,7 +22,10 @@ struct ClientFlags {
   double timeout_seconds = 10;
 
   void Add(CLI::App* cmd) {
-    cmd->add_option("--socket", socket, "the kubelet's PodResources socket")->capture_default_str();
+    cmd->add_option("--socket", socket,
+                    "the kubelet's PodResources socket (a path, relative or absolute, or "
+                    "unix:PATH)")
+        ->capture_default_str();
     cmd->add_option("-o,--output", output, "table | wide | json")
         ->check(CLI::IsMember({"table", "wide", "json"}))
         ->capture_default_str();
@@ -35,8 +39,13 @@ struct ClientFlags {
   }
 
   std::unique_ptr<client::PodResourcesClient> Connect(Context& ctx) const {
+    absl::StatusOr<std::string> path = UnixSocketPath("--socket", socket);
+    if (!path.ok()) {
+      ctx.Fail(path.status());
+      return nullptr;
+    }
     client::ClientOptions options{
-        .socket = socket,
+        .socket = *path,
         .timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000))};
     auto c = client::PodResourcesClient::Connect(options);
     if (!c.ok()) {

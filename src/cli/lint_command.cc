@@ -12,10 +12,29 @@
 #include "cli/cli.h"
 #include "cli/node_flags.h"
 #include "config/kubelet_config.h"
+#include "fmt/format.h"
 #include "lint/lint.h"
 #include "topology/node_source.h"
 
 namespace podtopo::cli {
+namespace {
+
+// A pod manifest's field that its object does not have (`resource:` for `resources:`).
+lint::Finding UnknownFieldFinding(const UnknownField& u) {
+  lint::Finding f;
+  f.severity = lint::Severity::kWarning;
+  f.code = "pod-unknown-field";
+  f.file = u.source;
+  f.field = u.field;
+  f.message = fmt::format("{}: {}: the API server refuses it (strict field validation) and "
+                          "podtopo ignores it",
+                          u.where, u.Message());
+  f.hint = u.suggestion.empty() ? "remove it, or move it where the object has such a field"
+                                : fmt::format("write `{}`", u.suggestion);
+  return f;
+}
+
+}  // namespace
 
 void AddLintCommand(CLI::App& app, Context& ctx) {
   struct LintOpts {
@@ -54,11 +73,15 @@ void AddLintCommand(CLI::App& app, Context& ctx) {
       return;
     }
     std::vector<Pod> pods;
-    if (!LoadAllPods(opts->pods, parsed->config, opts->strict, &pods, ctx)) return;
+    std::vector<UnknownField> unknown_fields;  // findings here (errors with --strict)
+    if (!LoadAllPods(opts->pods, parsed->config, opts->strict, &pods, ctx, {}, &unknown_fields)) {
+      return;
+    }
     auto node = LoadNode(opts->node);
     if (!node.ok()) return ctx.Fail(node.status());
 
     lint::LintReport report = lint::Lint(*parsed, *node, pods);
+    for (const UnknownField& u : unknown_fields) report.findings.push_back(UnknownFieldFinding(u));
     if (opts->output == "json") {
       *ctx.out << lint::RenderLintJson(report);
     } else {

@@ -69,7 +69,8 @@ std::unique_ptr<Node> NodeFlags::CreateNode(Context& ctx) const {
 void AddStrictFlag(CLI::App* cmd, bool& strict) {
   cmd->add_flag("--strict", strict,
                 "objects of kinds podtopo does not read (Service, ConfigMap, ...) are errors "
-                "instead of being skipped");
+                "instead of being skipped, and fields that are no field of their object "
+                "(resource: for resources:) errors instead of warnings");
 }
 
 namespace {
@@ -80,12 +81,15 @@ bool SameGates(const PodGates& a, const PodGates& b) {
 }
 
 // Every file read and parsed once, its pods read under each set of gates (result[g]).
+// Unknown fields go to `unknown_fields` when set, else are printed as warnings.
 std::optional<std::vector<std::vector<Pod>>> LoadUnderGateSets(
     const std::vector<std::string>& files, const std::vector<PodGates>& gate_sets, bool strict,
-    Context& ctx, const std::vector<std::string>& node_names) {
+    Context& ctx, const std::vector<std::string>& node_names,
+    std::vector<UnknownField>* unknown_fields) {
   std::vector<std::vector<Pod>> pods(gate_sets.size());
-  // Counted under the first set (kinds and owners do not depend on gates).
+  // Counted under the first set (kinds, owners and fields do not depend on gates).
   std::map<std::string, int> skipped, not_expanded;
+  std::vector<UnknownField> unknown;
   for (const auto& f : files) {
     const std::string source = f == "-" ? "<stdin>" : f;
     absl::StatusOr<ManifestStream> stream = [&]() -> absl::StatusOr<ManifestStream> {
@@ -104,7 +108,8 @@ std::optional<std::vector<std::vector<Pod>>> LoadUnderGateSets(
                              .node_names = node_names,
                              .strict = strict,
                              .skipped_kinds = g == 0 ? &skipped : nullptr,
-                             .not_expanded = g == 0 ? &not_expanded : nullptr};
+                             .not_expanded = g == 0 ? &not_expanded : nullptr,
+                             .unknown_fields = g == 0 ? &unknown : nullptr};
       read[g] = PodsFromManifest(*stream, source, options);
     };
     std::vector<std::thread> threads;
@@ -122,6 +127,15 @@ std::optional<std::vector<std::vector<Pod>>> LoadUnderGateSets(
       } else {
         for (auto& p : *read[g]) pods[g].push_back(std::move(p));
       }
+    }
+  }
+  if (unknown_fields != nullptr) {
+    *unknown_fields = std::move(unknown);
+  } else {
+    for (const UnknownField& u : unknown) {
+      *ctx.err << "podtopo: warning: " << u.ToString()
+               << ": the API server refuses it (strict field validation) and podtopo ignores "
+                  "it; --strict makes this an error\n";
     }
   }
   for (const auto& [kind, count] : skipped) {
@@ -146,8 +160,10 @@ std::optional<std::vector<std::vector<Pod>>> LoadUnderGateSets(
 
 bool LoadAllPods(const std::vector<std::string>& files, const config::KubeletConfig& cfg,
                  bool strict, std::vector<Pod>* pods, Context& ctx,
-                 const std::vector<std::string>& node_names) {
-  auto loaded = LoadUnderGateSets(files, {PodGatesFromConfig(cfg)}, strict, ctx, node_names);
+                 const std::vector<std::string>& node_names,
+                 std::vector<UnknownField>* unknown_fields) {
+  auto loaded = LoadUnderGateSets(files, {PodGatesFromConfig(cfg)}, strict, ctx, node_names,
+                                  unknown_fields);
   if (!loaded.has_value()) return false;
   if (pods->empty()) {
     *pods = std::move(loaded->front());
@@ -169,7 +185,7 @@ std::optional<std::vector<std::shared_ptr<const std::vector<Pod>>>> LoadPodsUnde
     set_of.push_back(static_cast<size_t>(same - gate_sets.begin()));
     if (same == gate_sets.end()) gate_sets.push_back(gates);
   }
-  auto loaded = LoadUnderGateSets(files, gate_sets, strict, ctx, node_names);
+  auto loaded = LoadUnderGateSets(files, gate_sets, strict, ctx, node_names, nullptr);
   if (!loaded.has_value()) return std::nullopt;
   std::vector<std::shared_ptr<const std::vector<Pod>>> shared;
   for (auto& p : *loaded) shared.push_back(std::make_shared<const std::vector<Pod>>(std::move(p)));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "admission/node.h"
+#include "api/pod_yaml.h"
 #include "config/kubelet_config.h"
 #include "cli/cli.h"
 #include "render/admission_render.h"
@@ -38,15 +39,18 @@ void AddStrictFlag(CLI::App* cmd, bool& strict);
 
 // Loads every pod of every file ("-" = stdin), defaulted with `cfg`'s pod gates
 // (api/pod_gates.h) and with DaemonSets expanded for `node_names`. Prints one line on
-// ctx.err per kind skipped (over all files); on error reports through ctx, returns false.
+// ctx.err per kind skipped (over all files) and a warning per field that is no field of its
+// object (api/pod_yaml.h UnknownField; with `strict` they are errors), or returns those in
+// `unknown_fields` when set; on error reports through ctx, returns false.
 bool LoadAllPods(const std::vector<std::string>& files, const config::KubeletConfig& cfg,
                  bool strict, std::vector<Pod>* pods, Context& ctx,
-                 const std::vector<std::string>& node_names = {});
+                 const std::vector<std::string>& node_names = {},
+                 std::vector<UnknownField>* unknown_fields = nullptr);
 
 // The pods of every file under each of several configurations (`podtopo compare`): each file
 // is read and parsed once (api/manifest_tree.h), then its pods are read under each distinct
 // set of pod gates (api/pod_gates.h), one list per set, shared read-only by the configurations
-// that have it: result[i] is configs[i]'s. Skipped kinds are printed once. On error reports
+// that have it: result[i] is configs[i]'s. Skipped kinds and unknown fields are printed once. On error reports
 // through ctx and returns nullopt.
 std::optional<std::vector<std::shared_ptr<const std::vector<Pod>>>> LoadPodsUnderConfigs(
     const std::vector<std::string>& files, const std::vector<config::KubeletConfig>& configs,

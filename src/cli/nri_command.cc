@@ -11,6 +11,7 @@
 #include "nri/runner.h"
 #include "spdlog/spdlog.h"
 #include "topology/node_source.h"
+#include "util/unix_socket.h"
 
 namespace podtopo::cli {
 namespace {
@@ -28,6 +29,8 @@ struct NriFlags {
 
 void RunNri(const NriFlags& f, Context& ctx) {
   if (absl::Status s = nri::ValidateRegistration(f.name, f.index); !s.ok()) return ctx.Fail(s);
+  absl::StatusOr<std::string> socket = UnixSocketPath("--socket", f.socket);
+  if (!socket.ok()) return ctx.Fail(socket.status());
   auto topology = LoadNode(f.node);
   if (!topology.ok()) return ctx.Fail(topology.status());
   std::optional<config::KubeletConfig> cfg = LoadConfigFlag(f.config, ctx);
@@ -40,7 +43,7 @@ void RunNri(const NriFlags& f, Context& ctx) {
   if (!plugin.ok()) return ctx.Fail(plugin.status());
   StopSignals stop;  // before the runner's threads start
   nri::RunnerOptions ro;
-  ro.socket = f.socket;
+  ro.socket = *socket;
   ro.name = f.name;
   ro.index = f.index;
   nri::Runner runner(plugin->get(), ro);

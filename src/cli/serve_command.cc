@@ -11,6 +11,7 @@
 #include "serve/runtime_hooks.h"
 #include "spdlog/spdlog.h"
 #include "topology/node_source.h"
+#include "util/unix_socket.h"
 
 namespace podtopo::cli {
 namespace {
@@ -36,10 +37,12 @@ void RunServe(const ServeOpts& o, Context& ctx) {
   if (o.qps > 0 && o.burst < 1) {
     return ctx.Fail("--rate-limit-burst: must be at least 1 when --rate-limit-qps is above 0");
   }
+  absl::StatusOr<std::string> socket = UnixSocketPath("--socket", o.socket);
+  if (!socket.ok()) return ctx.Fail(socket.status());
   if (!StartLogging(o.log_level, ctx)) return;
 
   serve::DaemonOptions d;
-  d.socket_path = o.socket;
+  d.socket_path = *socket;
   d.pods_dir = o.pods_dir;
   d.state_dir = o.flags.state_dir;
   d.metrics_addr = o.metrics_addr;
@@ -88,7 +91,9 @@ void AddServeCommand(CLI::App& app, Context& ctx) {
       ->check(CLI::IsMember({"1.36", "1.37"}))
       ->capture_default_str();
   AddStrictFlag(cmd, o->flags.strict);
-  cmd->add_option("--cri", o->cri, "run admitted pods on this CRI runtime endpoint");
+  cmd->add_option("--cri", o->cri,
+                  "run admitted pods on this CRI runtime endpoint (unix:///run/containerd/"
+                  "containerd.sock, or a path, relative or absolute)");
   cmd->add_option("--rate-limit-qps", o->qps, "PodResources rate limit (0 = off)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

@@ -1,6 +1,7 @@
 // serve::MakeRuntimeHooks: `podtopo serve --cri ENDPOINT` runs admitted pods on a CRI runtime
 // through podtopo_runtime (CriRuntime). Kept out of the daemon so that it does not link the CRI
-// code.
+// code. An endpoint that is not a socket, or one this user may not connect to, is an error at
+// once; a runtime that does not run yet is logged and waited for.
 //
 // Environment (for tests and special setups):
 //   PODTOPO_CGROUP_ROOT   pod cgroup parents are /<root>/pod<uid> (default "podtopo")
@@ -13,10 +14,22 @@
 #include "fmt/format.h"
 #include "runtime/cri_runtime.h"
 #include "serve/runtime_hooks.h"
+#include "spdlog/spdlog.h"
+#include "util/unix_socket.h"
 
 namespace podtopo::serve {
 
 absl::StatusOr<std::unique_ptr<RuntimeHooks>> MakeRuntimeHooks(const RuntimeOptions& options) {
+  // What is wrong with the endpoint, at once: a path that is not a socket or that this user
+  // may not use is an error; a runtime that is not there (yet) is waited for.
+  absl::StatusOr<std::string> path = UnixSocketPath("--cri", options.cri_endpoint);
+  if (!path.ok()) return path.status();
+  if (absl::Status s = CheckUnixSocket(*path, {"CRI socket", "containerd", "--cri"}); !s.ok()) {
+    if (!absl::IsNotFound(s) && !absl::IsUnavailable(s)) {
+      return absl::Status(s.code(), "--cri: " + std::string(s.message()));
+    }
+    spdlog::warn("--cri: {}; podtopo retries until it answers", std::string(s.message()));
+  }
   runtime::CriRuntimeOptions o;
   o.cri_endpoint = options.cri_endpoint;
   o.disable_cpu_quota_with_exclusive_cpus =

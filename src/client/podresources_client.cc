@@ -1,28 +1,11 @@
 #include "client/podresources_client.h"
 
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "fmt/format.h"
 #include "grpcpp/grpcpp.h"
+#include "util/unix_socket.h"
 
 namespace podtopo::client {
 namespace {
-
-const char* FileKind(mode_t mode) {
-  if (S_ISREG(mode)) return "a regular file";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  return "not a socket";
-}
 
 const char* CodeName(grpc::StatusCode code) {
   switch (code) {
@@ -68,54 +51,7 @@ const char* CodeName(grpc::StatusCode code) {
 }  // namespace
 
 absl::Status CheckSocket(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
-    int e = errno;
-    if (e == ENOENT || e == ENOTDIR) {
-      return absl::NotFoundError(
-          fmt::format("no PodResources socket at {}: is the kubelet running?", path));
-    }
-    if (e == EACCES) {
-      return absl::PermissionDeniedError(fmt::format(
-          "permission denied on {}: a directory above it is not searchable by this user (the "
-          "kubelet's pod-resources directory is root's): run as root",
-          path));
-    }
-    return absl::UnavailableError(fmt::format("cannot stat {}: {}", path, std::strerror(e)));
-  }
-  if (!S_ISSOCK(st.st_mode)) {
-    return absl::FailedPreconditionError(
-        fmt::format("{} is not a socket (it is {}): pass the kubelet's PodResources socket with "
-                    "--socket",
-                    path, FileKind(st.st_mode)));
-  }
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof(addr.sun_path)) {
-    return absl::InvalidArgumentError(
-        fmt::format("socket path {} is {} bytes long; a unix socket path has at most {}", path,
-                    path.size(), sizeof(addr.sun_path) - 1));
-  }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    return absl::UnavailableError(fmt::format("socket(): {}", std::strerror(errno)));
-  }
-  int rc = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  int e = errno;
-  close(fd);
-  if (rc == 0 || e == EAGAIN) return absl::OkStatus();  // EAGAIN: listening, backlog full
-  if (e == EACCES || e == EPERM) {
-    return absl::PermissionDeniedError(fmt::format(
-        "permission denied on {}: the kubelet creates the socket with mode 0600 for root; run "
-        "as root (or as the socket's owner, uid {})",
-        path, st.st_uid));
-  }
-  if (e == ECONNREFUSED) {
-    return absl::UnavailableError(
-        fmt::format("nothing listens on {} (a stale socket): is the kubelet running?", path));
-  }
-  return absl::UnavailableError(fmt::format("cannot connect to {}: {}", path, std::strerror(e)));
+  return CheckUnixSocket(path, {"PodResources socket", "the kubelet", "--socket"});
 }
 
 absl::Status CallError(const grpc::Status& status, const std::string& method,
@@ -157,7 +93,7 @@ absl::StatusOr<std::unique_ptr<PodResourcesClient>> PodResourcesClient::Connect(
   if (absl::Status s = CheckSocket(options.socket); !s.ok()) return s;
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  auto channel = grpc::CreateCustomChannel("unix://" + options.socket,
+  auto channel = grpc::CreateCustomChannel(GrpcUnixTarget(options.socket),
                                            grpc::InsecureChannelCredentials(), args);
   auto deadline = std::chrono::system_clock::now() + options.timeout;
   if (!channel->WaitForConnected(deadline)) {

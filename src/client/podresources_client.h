@@ -32,13 +32,13 @@ inline constexpr char kDefaultSocket[] = "/var/lib/kubelet/pod-resources/kubelet
 inline constexpr int kMaxMessageBytes = 16 * 1024 * 1024;
 
 struct ClientOptions {
-  std::string socket = kDefaultSocket;
+  std::string socket = kDefaultSocket;  // a path (util/unix_socket.h UnixSocketPath)
   // Deadline of the connection and of each call.
   std::chrono::milliseconds timeout{10000};
 };
 
-// Checks that `path` is a unix socket this process may connect to and that something listens
-// on it, without speaking gRPC. Errors:
+// util/unix_socket.h CheckUnixSocket for the kubelet's PodResources socket (`path` absolute
+// or relative). Errors:
 //   kNotFound          "no PodResources socket at PATH: is the kubelet running?"
 //   kPermissionDenied  "permission denied on PATH: ..." (the socket or a directory above it)
 //   kFailedPrecondition "PATH is not a socket (it is a regular file|directory|...)"
@@ -47,8 +47,9 @@ absl::Status CheckSocket(const std::string& path);
 
 class PodResourcesClient {
  public:
-  // CheckSocket(), then a gRPC channel to unix://PATH that must become ready within the
-  // timeout (kDeadlineExceeded / kUnavailable otherwise).
+  // CheckSocket(), then a gRPC channel to the socket (GrpcUnixTarget: a relative path stays
+  // relative to the working directory) that must become ready within the timeout
+  // (kDeadlineExceeded otherwise).
   static absl::StatusOr<std::unique_ptr<PodResourcesClient>> Connect(const ClientOptions& options);
 
   absl::StatusOr<v1::ListPodResourcesResponse> List() const;

@@ -135,6 +135,23 @@ TEST_F(ClientTest, ListGetAndAllocatable) {
   EXPECT_EQ(alloc->cpu_ids_size(), 15);
 }
 
+// A socket path relative to the working directory (`client --socket sv/kubelet.sock`) is
+// dialled as that path, at once: "unix://sv/kubelet.sock" would name host "sv" and wait for
+// the whole timeout.
+TEST_F(ClientTest, RelativeSocketPath) {
+  Start(&fake_);
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(std::filesystem::path(socket_).parent_path().parent_path());
+  const std::string relative =
+      std::filesystem::path(socket_).parent_path().filename().string() + "/kubelet.sock";
+  auto client = PodResourcesClient::Connect({.socket = relative,
+                                             .timeout = std::chrono::milliseconds(2000)});
+  const bool listed = client.ok() && (*client)->List().ok();
+  std::filesystem::current_path(cwd);
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_TRUE(listed);
+}
+
 TEST_F(ClientTest, UnknownPodIsNotFound) {
   Start(&fake_);
   auto client = PodResourcesClient::Connect(Options());

@@ -199,11 +199,6 @@ KubeletConfig SeedDefault();
 // Every top-level field name of KubeletConfiguration v1beta1 (plus apiVersion and kind).
 std::span<const std::string_view> KnownKubeletConfigFields();
 
-// The best "did you mean" candidate for an unknown name among `candidates`: a
-// case/dash-insensitive match, else the closest by edit distance when close enough.
-std::optional<std::string> SuggestName(std::string_view name,
-                                       std::span<const std::string_view> candidates);
-
 }  // namespace config
 }  // namespace podtopo
 

@@ -3,26 +3,11 @@
 #include <grpcpp/grpcpp.h>
 
 #include "fmt/format.h"
+#include "util/unix_socket.h"
 
 namespace podtopo::cri {
 
 namespace v1 = ::runtime::v1;
-
-absl::Status ValidateEndpoint(const std::string& endpoint) {
-  const std::string prefix = "unix://";
-  if (endpoint.rfind(prefix, 0) != 0) {
-    return absl::InvalidArgumentError(fmt::format(
-        "--cri \"{}\": only unix sockets are supported (unix:///path/to/containerd.sock)",
-        endpoint));
-  }
-  std::string path = endpoint.substr(prefix.size());
-  if (path.empty() || path[0] != '/') {
-    return absl::InvalidArgumentError(fmt::format(
-        "--cri \"{}\": the socket path must be absolute (unix:///path/to/containerd.sock)",
-        endpoint));
-  }
-  return absl::OkStatus();
-}
 
 bool IsRuntimeUnavailable(const absl::Status& status) {
   // containerd answers "server is not initialized yet" (UNKNOWN) while its CRI plugin starts.
@@ -65,14 +50,16 @@ CriClient::CriClient(std::string endpoint, Options options, std::shared_ptr<grpc
 
 absl::StatusOr<std::unique_ptr<CriClient>> CriClient::Connect(const std::string& endpoint,
                                                               Options options) {
-  if (absl::Status s = ValidateEndpoint(endpoint); !s.ok()) return s;
+  absl::StatusOr<std::string> path = UnixSocketPath("--cri", endpoint);
+  if (!path.ok()) return path.status();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(16 * 1024 * 1024);
   // Reconnect quickly when the runtime comes back (default backoff grows to 2 minutes).
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  auto channel = grpc::CreateCustomChannel(endpoint, grpc::InsecureChannelCredentials(), args);
+  auto channel =
+      grpc::CreateCustomChannel(GrpcUnixTarget(*path), grpc::InsecureChannelCredentials(), args);
   return std::unique_ptr<CriClient>(new CriClient(endpoint, options, std::move(channel)));
 }
 

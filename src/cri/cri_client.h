@@ -27,10 +27,6 @@
 
 namespace podtopo::cri {
 
-// Checks a CRI endpoint: "unix:///absolute/path.sock" (the only form podtopo accepts).
-// Errors: kInvalidArgument naming the endpoint and what is wrong.
-absl::Status ValidateEndpoint(const std::string& endpoint);
-
 // True for errors that mean "the runtime is not there" (unavailable, deadline exceeded, or
 // containerd's "server is not initialized yet" while it starts).
 bool IsRuntimeUnavailable(const absl::Status& status);
@@ -41,8 +37,10 @@ class CriClient {
     std::chrono::milliseconds timeout{10000};  // per call
   };
 
-  // Creates the channel (lazily connected: no runtime is needed to construct it).
-  // Errors: a malformed endpoint (see ValidateEndpoint).
+  // Creates the channel (lazily connected: no runtime is needed to construct it). `endpoint`
+  // is a unix socket: unix:///run/containerd/containerd.sock, or a path, absolute or relative
+  // (util/unix_socket.h UnixSocketPath). Errors: kInvalidArgument for a malformed endpoint,
+  // naming --cri.
   static absl::StatusOr<std::unique_ptr<CriClient>> Connect(const std::string& endpoint,
                                                             Options options);
 

@@ -1,23 +1,56 @@
 #include "cri/cri_client.h"
 
+#include <unistd.h>
+
 #include <filesystem>
+
+#include "grpcpp/grpcpp.h"
 
 #include "gtest/gtest.h"
 
 namespace podtopo::cri {
 namespace {
 
-TEST(ValidateEndpoint, AcceptsAbsoluteUnixSocket) {
-  EXPECT_TRUE(ValidateEndpoint("unix:///run/containerd/containerd.sock").ok());
+TEST(CriClientEndpoint, AcceptsUnixUrisAndPaths) {
+  for (const char* ok : {"unix:///run/containerd/containerd.sock", "/run/containerd.sock",
+                         "unix://relative.sock", "unix:relative.sock", "sv/containerd.sock"}) {
+    EXPECT_TRUE(CriClient::Connect(ok, {}).ok()) << ok;
+  }
 }
 
-TEST(ValidateEndpoint, RejectsOtherForms) {
-  for (const char* bad : {"", "/run/containerd.sock", "tcp://1.2.3.4:5", "unix://relative.sock",
-                          "unix://"}) {
-    absl::Status s = ValidateEndpoint(bad);
-    EXPECT_TRUE(absl::IsInvalidArgument(s)) << bad;
-    EXPECT_NE(s.message().find("--cri"), absl::string_view::npos) << s;
+TEST(CriClientEndpoint, RejectsOtherForms) {
+  for (const char* bad : {"", "tcp://1.2.3.4:5", "unix://", "unix:"}) {
+    auto client = CriClient::Connect(bad, {});
+    ASSERT_FALSE(client.ok()) << bad;
+    EXPECT_TRUE(absl::IsInvalidArgument(client.status())) << bad;
+    EXPECT_NE(client.status().message().find("--cri"), absl::string_view::npos)
+        << client.status();
   }
+}
+
+// `--cri sv/containerd.sock`: the relative path is dialled (not host "sv"), so a runtime
+// there answers.
+TEST(CriClientEndpoint, RelativePathReachesTheRuntime) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("podtopo-cri-rel-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir / "sv");
+  grpc::ServerBuilder builder;
+  ::runtime::v1::RuntimeService::Service service;  // every call: UNIMPLEMENTED
+  builder.AddListeningPort("unix://" + (dir / "sv/containerd.sock").string(),
+                           grpc::InsecureServerCredentials());
+  builder.RegisterService(&service);
+  auto server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  auto client = CriClient::Connect("unix://sv/containerd.sock",
+                                   {.timeout = std::chrono::milliseconds(3000)});
+  absl::Status version = client.ok() ? (*client)->Version().status() : client.status();
+  std::filesystem::current_path(cwd);
+  server->Shutdown();
+  std::filesystem::remove_all(dir);
+  // The server answered (it implements nothing): not "unavailable" after the deadline.
+  EXPECT_TRUE(absl::IsUnimplemented(version)) << version;
 }
 
 TEST(CriClient, AbsentRuntimeIsUnavailableAndNamesTheRpc) {

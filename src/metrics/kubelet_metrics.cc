@@ -1,7 +1,13 @@
 #include "metrics/kubelet_metrics.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 
 #include "fmt/format.h"
 #include "prometheus/counter.h"
@@ -221,6 +227,42 @@ absl::StatusOr<std::string> ListenAddress(const std::string& address) {
   return addr;
 }
 
+std::string ListenFailure(const std::string& addr, const std::string& fallback) {
+  const size_t colon = addr.rfind(':');
+  std::string host = addr.substr(0, colon);
+  const std::string port = addr.substr(colon + 1);
+  const bool v6 = host.size() >= 2 && host.front() == '[' && host.back() == ']';
+  if (v6) host = host.substr(1, host.size() - 2);
+  addrinfo hints{};
+  hints.ai_family = v6 ? AF_INET6 : AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found);
+      rc != 0) {
+    return fmt::format("cannot resolve {}: {}", host, gai_strerror(rc));
+  }
+  std::string why = fallback;
+  int fd = socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
+  if (fd >= 0) {
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));  // as civetweb binds
+    if (bind(fd, found->ai_addr, found->ai_addrlen) != 0) {
+      const int e = errno;
+      if (e == EADDRINUSE) {
+        why = fmt::format("port {} is in use (another process listens on {})", port, addr);
+      } else if (e == EACCES) {
+        why = fmt::format("permission denied: ports below 1024 need root");
+      } else {
+        why = fmt::format("cannot bind {}: {}", addr, std::strerror(e));
+      }
+    }
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return why;
+}
+
 absl::StatusOr<std::unique_ptr<prometheus::Exposer>> Expose(
     const std::string& address, std::shared_ptr<prometheus::Registry> registry) {
   auto addr = ListenAddress(address);
@@ -230,8 +272,8 @@ absl::StatusOr<std::unique_ptr<prometheus::Exposer>> Expose(
     exposer->RegisterCollectable(registry);
     return exposer;
   } catch (const std::exception& e) {
-    return absl::UnavailableError(
-        fmt::format("--metrics-addr {}: cannot serve metrics: {}", *addr, e.what()));
+    return absl::UnavailableError(fmt::format("--metrics-addr {}: cannot serve metrics: {}",
+                                              *addr, ListenFailure(*addr, e.what())));
   }
 }
 

@@ -68,6 +68,12 @@ class KubeletMetrics {
 // on 127.0.0.1. Error (kInvalidArgument): no valid port, naming the flag and the value.
 absl::StatusOr<std::string> ListenAddress(const std::string& address);
 
+// Why an HTTP server cannot listen on `addr` (a ListenAddress result), found by binding a TCP
+// socket there: "port 9101 is in use", "permission denied: ports below 1024 need root",
+// "cannot assign address ..."; `fallback` when binding works (the server failed otherwise).
+// civetweb, under prometheus-cpp's Exposer and the agent, only says "null context".
+std::string ListenFailure(const std::string& addr, const std::string& fallback);
+
 // Serves GET /metrics on `address` ("HOST:PORT"; ":PORT" or "PORT" bind 127.0.0.1).
 // Errors: a malformed address, or the port cannot be bound (kUnavailable, naming the address).
 absl::StatusOr<std::unique_ptr<prometheus::Exposer>> Expose(

@@ -1,5 +1,10 @@
 #include "metrics/kubelet_metrics.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "admission/node.h"
 #include "api/pod_yaml.h"
 #include "gtest/gtest.h"
@@ -138,6 +143,26 @@ TEST(KubeletMetricsTest, ExposeRejectsBadAddresses) {
   auto registry = std::make_shared<prometheus::Registry>();
   EXPECT_FALSE(Expose("127.0.0.1:notaport", registry).ok());
   EXPECT_FALSE(Expose("127.0.0.1:99999", registry).ok());
+}
+
+// A port another process listens on: said in words, not civetweb's "null context".
+TEST(KubeletMetricsTest, ExposeOnABusyPortSaysSo) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+  ASSERT_EQ(listen(fd, 4), 0);
+  socklen_t len = sizeof(sa);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len), 0);
+  const std::string port = std::to_string(ntohs(sa.sin_port));
+  auto exposer = Expose("127.0.0.1:" + port, std::make_shared<prometheus::Registry>());
+  close(fd);
+  ASSERT_FALSE(exposer.ok());
+  EXPECT_NE(exposer.status().message().find("port " + port + " is in use"),
+            absl::string_view::npos)
+      << exposer.status();
+  EXPECT_EQ(exposer.status().message().find("null context"), absl::string_view::npos);
 }
 
 }  // namespace

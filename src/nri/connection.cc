@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "fmt/format.h"
+#include "util/unix_socket.h"
 #include "nri/ttrpc/request.pb.h"
 
 namespace podtopo::nri {
@@ -30,8 +31,12 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Dial(const std::string& 
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     int e = errno;
     ::close(fd);
+    // Say what is wrong with the path (missing, not a socket, permission, stale) when it can.
+    absl::Status why = CheckUnixSocket(
+        socket_path, {"NRI socket", "containerd (with NRI enabled)", "--socket"});
     return absl::UnavailableError(
-        fmt::format("connect to NRI socket {}: {}", socket_path, std::strerror(e)));
+        why.ok() ? fmt::format("connect to NRI socket {}: {}", socket_path, std::strerror(e))
+                 : std::string(why.message()));
   }
   return std::unique_ptr<Connection>(new Connection(fd, socket_path));
 }

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "fmt/format.h"
 #include "grpcpp/resource_quota.h"
@@ -16,6 +17,7 @@
 #include "grpcpp/server_posix.h"
 #include "grpcpp/impl/codegen/server_callback_handlers.h"
 #include "grpcpp/server_context.h"
+#include "util/unix_socket.h"
 
 namespace podtopo::podresources {
 
@@ -283,12 +285,20 @@ absl::Status PodResourcesServer::Listen(const std::string& socket_path) {
                       parent.string(), ec.message()));
     }
   }
-  // A stale socket from an earlier run (the kubelet removes it too); never another file type.
+  // A stale socket from an earlier run (the kubelet removes it too); never another file type,
+  // and never the socket of a server that still accepts connections on it.
   struct stat st;
   if (lstat(socket_path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {
       return absl::FailedPreconditionError(
           fmt::format("--socket {}: exists and is not a socket", socket_path));
+    }
+    if (std::optional<pid_t> pid = UnixSocketListener(socket_path); pid.has_value()) {
+      const std::string who = *pid > 0 ? ProcessDescription(*pid) : "";
+      return absl::FailedPreconditionError(fmt::format(
+          "--socket {} is in use by {}{}: another server listens on it", socket_path,
+          who.empty() ? "another process" : who,
+          *pid > 0 ? fmt::format(" (pid {})", *pid) : ""));
     }
     if (unlink(socket_path.c_str()) != 0) {
       return absl::UnavailableError(fmt::format("--socket {}: cannot remove the stale socket: {}",

@@ -67,7 +67,10 @@ class PodResourcesServer {
   // Makes `state` the answer of every following request.
   void Publish(std::shared_ptr<const ServedState> state);
 
-  // Creates the socket (see the banner) and starts serving on it. Errors name the path.
+  // Creates the socket (see the banner) and starts serving on it. A socket file already there
+  // is replaced only when nothing accepts connections on it (a stale one): the socket of a
+  // live server is kFailedPrecondition "--socket PATH is in use by podtopo serve (pid N)".
+  // Errors name the path.
   absl::Status Listen(const std::string& socket_path);
 
   // Stops serving: in-flight calls get `grace` to finish. Removes the socket. Idempotent.

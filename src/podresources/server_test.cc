@@ -310,6 +310,23 @@ TEST_F(ServerTest, SocketIsMode0600AndStaleSocketIsReplaced) {
   EXPECT_TRUE(stub->List(&ctx, {}, &r).ok());
 }
 
+// The socket of a server that still accepts connections is not taken for a stale one
+// (a second `podtopo serve` on the same --socket): refused, naming the listener.
+TEST_F(ServerTest, RefusesToReplaceALiveSocket) {
+  StartServer(Unlimited());
+  server_->Publish(MixedState());
+  PodResourcesServer second(Unlimited());
+  absl::Status st = second.Listen(socket_);
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
+  EXPECT_NE(st.message().find("--socket " + socket_ + " is in use by "), std::string::npos) << st;
+  EXPECT_NE(st.message().find("(pid " + std::to_string(getpid()) + ")"), std::string::npos) << st;
+  auto stub = v1::PodResourcesLister::NewStub(
+      grpc::CreateChannel("unix:" + socket_, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  v1::ListPodResourcesResponse r;
+  EXPECT_TRUE(stub->List(&ctx, {}, &r).ok()) << "the first server still serves";
+}
+
 TEST_F(ServerTest, RefusesToReplaceARegularFile) {
   std::string path = dir_.path() + "/not-a-socket";
   ASSERT_TRUE(WriteFileAtomically(path, "x").ok());

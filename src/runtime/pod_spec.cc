@@ -134,6 +134,8 @@ criv1::PodSandboxConfig SandboxConfig(const Pod& pod, const std::string& cgroup_
   labels[kLabelPodNamespace] = pod.namespace_name;
   labels[kLabelManaged] = "true";
   labels[kLabelInstance] = instance;
+  // The kubelet's newPodAnnotations: the pod's annotations as they are.
+  for (const auto& [k, v] : pod.annotations) (*c.mutable_annotations())[k] = v;
   auto* linux = c.mutable_linux();
   linux->set_cgroup_parent(cgroup_parent);
   auto* ns = linux->mutable_security_context()->mutable_namespace_options();

@@ -80,8 +80,8 @@ criv1::LinuxContainerResources ContainerResources(const Container& container,
                                                   const CpuSet& cpus,
                                                   bool disable_quota_with_exclusive = true);
 
-// The sandbox configuration of a pod.
-// `instance` is the kLabelInstance value.
+// The sandbox configuration of a pod: the pod's labels (plus podtopo's) and its annotations,
+// as the kubelet's newPodLabels / newPodAnnotations. `instance` is the kLabelInstance value.
 criv1::PodSandboxConfig SandboxConfig(const Pod& pod, const std::string& cgroup_parent,
                                       const std::string& log_directory,
                                       const std::string& instance = "podtopo");

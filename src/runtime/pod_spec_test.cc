@@ -148,6 +148,21 @@ TEST(SandboxConfig, HostNetworkLabelsAndCgroupParent) {
   EXPECT_EQ(s.labels().at(kLabelInstance), "podtopo");
 }
 
+// The kubelet's newPodLabels / newPodAnnotations: the pod's labels and annotations go to the
+// sandbox, where NRI plugins read them (podtopo nri: podtopo.io/pod-spec).
+TEST(SandboxConfig, PodAnnotationsAndLabels) {
+  Pod pod;
+  pod.name = "demo";
+  pod.uid = "u-1";
+  pod.labels = {{"app", "x"}};
+  pod.annotations = {{"podtopo.io/pod-spec", R"({"containers":[]})"}, {"note", "y"}};
+  auto s = SandboxConfig(pod, "/podtopo/podu-1", "/logs/default_demo_u-1");
+  EXPECT_EQ(s.annotations().size(), 2u);
+  EXPECT_EQ(s.annotations().at("podtopo.io/pod-spec"), R"({"containers":[]})");
+  EXPECT_EQ(s.annotations().at("note"), "y");
+  EXPECT_EQ(s.labels().at("app"), "x");
+}
+
 TEST(ContainerConfig, LabelsCommandAndLogPath) {
   Pod pod;
   pod.name = "demo";

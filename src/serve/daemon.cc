@@ -25,6 +25,7 @@
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 #include "spdlog/spdlog.h"
+#include "util/dir_lock.h"
 #include "util/file.h"
 
 namespace podtopo::serve {
@@ -113,6 +114,10 @@ class Daemon::Impl {
                                                       options_.state_dir,
                                                       ec ? ": " + ec.message() : ""));
       }
+      // One process at a time writes the state dir: held until the daemon is destroyed.
+      auto lock = DirLock::Acquire(options_.state_dir);
+      if (!lock.ok()) return lock.status();
+      state_lock_ = std::move(*lock);
       // A daemon killed in the middle of a state write left its temporary file.
       for (const std::string& f : RemoveStaleTemporaryFiles(options_.state_dir)) {
         spdlog::info("--state-dir {}: removed {}, left by a writer that was killed",
@@ -220,7 +225,7 @@ class Daemon::Impl {
       // admits the pod again (the allocation belongs to the recorded model).
       std::map<std::string, Pod> manifest_pods;
       for (const auto& [name, content] : initial) {
-        auto parsed = ParseManifest(content, name);
+        auto parsed = ParseManifest(content, name, /*log=*/false);  // logged when processed
         if (!parsed.ok()) continue;
         for (auto& p : *parsed) manifest_pods.emplace(p.Key(), std::move(p));
       }
@@ -285,15 +290,25 @@ class Daemon::Impl {
   }
 
   // A manifest of the pods dir, read as every command reads pods (the configuration's pod
-  // gates, --strict); skipped kinds are logged.
+  // gates, --strict); with `log`, skipped kinds and unknown fields are logged.
   absl::StatusOr<std::vector<Pod>> ParseManifest(const std::string& content,
-                                                 const std::string& name) const {
+                                                 const std::string& name, bool log) const {
     std::map<std::string, int> skipped;
+    std::vector<UnknownField> unknown;
     auto parsed = ParsePods(content, PathOf(name),
-                            {PodGatesFromConfig(config_), {}, options_.strict, &skipped});
+                            {.gates = PodGatesFromConfig(config_),
+                             .strict = options_.strict,
+                             .skipped_kinds = &skipped,
+                             .unknown_fields = log ? &unknown : nullptr});
+    if (!log) return parsed;
     for (const auto& [kind, count] : skipped) {
       spdlog::warn("{}: skipped {} {} object(s) (--strict makes this an error)", PathOf(name),
                    count, kind);
+    }
+    for (const UnknownField& u : unknown) {
+      spdlog::warn("{}: the API server refuses it and podtopo ignores it (--strict makes this "
+                   "an error)",
+                   u.ToString());
     }
     return parsed;
   }
@@ -440,7 +455,7 @@ class Daemon::Impl {
     absl::StatusOr<std::vector<Pod>> parsed =
         read_errors_.contains(name)
             ? absl::StatusOr<std::vector<Pod>>(absl::InvalidArgumentError(read_errors_[name]))
-            : ParseManifest(*content, name);
+            : ParseManifest(*content, name, /*log=*/true);
     if (!parsed.ok()) {
       std::string msg(parsed.status().message());
       spdlog::error("bad manifest {}: {} (its pods, if any, are left as they were)", PathOf(name),
@@ -665,6 +680,7 @@ class Daemon::Impl {
   const NodeTopology topology_;
   const config::KubeletConfig config_;
   DaemonOptions options_;
+  std::shared_ptr<DirLock> state_lock_;  // of options_.state_dir (the Node shares it)
   podresources::ReportingRules rules_;
   podresources::DeviceNuma device_numa_;
   std::shared_ptr<prometheus::Registry> registry_;
