@@ -8,7 +8,7 @@
 # scripts/setup.sh test). Where no TSan build can run here, it says why and skips (exit 0).
 # PODTOPO_JOBS=N: parallel jobs (default 2).
 #
-# The build: clang -O0 (gcc -O1 compiles about 1.6 times slower, docs/client.md), only these
+# The build: clang -O0 (gcc -O1 takes 1.8 times its CPU time, docs/client.md), only these
 # programs and the libraries they link (the core up to admission, the server side, the tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,18 +2,25 @@
 """Summarises ThreadSanitizer reports (the text TSan writes to stderr or to log_path files): for
 each report its kind, the top frame of every access, whether any podtopo frame is in the access
 stacks, and what the memory is (heap block allocated by which code, global, stack...). Reports
-with the same summary are counted together. The evidence behind scripts/tsan.supp's race_top
-entries is this script's output on runs without them (docs/client.md, "ThreadSanitizer").
+with the same summary are counted together. The evidence behind scripts/tsan.supp's gRPC entries
+is this script's output on runs without them (docs/client.md, "ThreadSanitizer"), e.g.:
 
-    tsan_reports.py LOG... [--frames N] [--supp FILE] [--supp FILE       applies FILE's race: and race_top: entries as TSan does (race: any frame of
-                  either access's stack or of a thread's creation stack, race_top: their first
-                  frame; function, file or module) and prints the reports none of them matches
---check-grpc-top]
+    grep '^called_from_lib' scripts/tsan.supp > /tmp/libs.supp
+    TSAN_OPTIONS="halt_on_error=0 suppress_equal_addresses=0 log_path=/tmp/tsan/pr \
+      suppressions=/tmp/libs.supp" build-tsan/src/podresources/podresources_test
+    scripts/tsan_reports.py /tmp/tsan/pr.* --supp scripts/tsan.supp
+
+    tsan_reports.py LOG... [--frames N] [--supp FILE] [--check-grpc-top]
 
 --frames N        also prints the first N frames of each access stack of one example report
---check-grpc-top  exits 1 unless, in every report, every access's top frame is code in a gRPC
-                  header (/usr/include/grpcpp/, /usr/include/grpc/) or in the C++ library
-                  called directly from one
+--supp FILE       applies FILE's race: and race_top: entries as TSan does (a report matches when
+                  one of its access stacks or threads' creation stacks does; race: compares every
+                  frame, race_top: the first; function, file or module), counts the reports
+                  each entry takes and summarises only the reports none of them matches
+--check-grpc-top  exits 1 unless every report is a data race in which the first frame of each
+                  access that is neither the C++ library's nor a TSan interceptor is gRPC's: in
+                  its headers (/usr/include/grpcpp/, /usr/include/grpc/) or in Debian's gRPC,
+                  abseil or protobuf libraries
 """
 import argparse
 import collections
@@ -99,20 +106,23 @@ def frame_origin(frame):
             (path == "<null>" and re.match(r"^(memcpy|memmove|memset|memcmp|operator new|"
                                             r"operator delete|malloc|free|__tsan_)", fn)):
         return "std"  # the C++ library's header code or TSan's interceptors
+    if re.match(r"^lib(grpc|gpr|absl|upb|address_sorting|protobuf)", module):
+        return "grpc-lib"  # Debian's uninstrumented gRPC, abseil, protobuf
     if path.startswith("/usr/") or path == "<null>":
         return "other:" + module
     return "podtopo"
 
 
 def top_is_grpc(stack):
-    """The access is in gRPC header code, or in the C++ library called directly from it."""
+    """The access is gRPC's: the first frame that is neither the C++ library's nor a TSan
+    interceptor is in gRPC's headers or in Debian's gRPC/abseil/protobuf libraries."""
     origins = [frame_origin(f) for f in stack]
     if not origins:
         return False
     i = 0
     while i < len(origins) and origins[i] == "std":
         i += 1
-    return i < len(origins) and origins[i] == "grpc-header"
+    return i < len(origins) and origins[i] in ("grpc-header", "grpc-lib")
 
 
 def describe_location(loc):
@@ -160,7 +170,7 @@ def main():
                 tops.append(f"{short(top[0])} [{top[1]}]")
                 podtopo_below |= any(frame_origin(f) == "podtopo" for f in stack)
             ok = len(accesses) > 0 and all(top_is_grpc(s) for _, s in accesses) and \
-                kind == "data race"
+                kind.startswith("data race")
             if not ok:
                 failures += 1
             key = (kind, tuple(tops), describe_location(loc), podtopo_below, ok)
@@ -173,7 +183,8 @@ def main():
     print(f"{total} reports, {len(groups)} distinct")
     for key, n in groups.items():
         kind, tops, loc, below, ok = key
-        print(f"\n{n} x {kind}{'' if ok else '   <-- NOT gRPC header code on top of every access'}")
+        flag = "" if ok else "   <-- an access that is not gRPC's code"
+        print(f"\n{n} x {kind}{flag}")
         for i, t in enumerate(tops):
             print(f"   access {i + 1} top: {t}")
         print(f"   memory: {loc}")
@@ -184,7 +195,7 @@ def main():
                 for fn, path, module in stack[: args.frames]:
                     print(f"       {short(fn, 90)}  {path}")
     if args.check_grpc_top and failures:
-        print(f"\n{failures} report(s) with an access whose top frame is not gRPC header code",
+        print(f"\n{failures} report(s) with an access that is not gRPC's code",
               file=sys.stderr)
         return 1
     return 0
