@@ -473,8 +473,8 @@ TEST_F(ServerTest, ConcurrentListWhilePublishing) {
 // suppressions of gRPC's own header code must not hide a race in podtopo code beneath it.
 // Disabled: they race (undefined behaviour), so nothing else runs them.
 //
-// Each client thread has its own connection: gRPC serves the calls of one connection on one
-// thread, one after the other, so the handlers of calls on a shared channel never overlap.
+// Each client thread has its own connection: gRPC runs the calls of one connection one after
+// another (with one shared channel the int canary was never reported).
 void ConcurrentLists(const std::string& socket, int threads, int calls) {
   std::vector<std::thread> clients;
   for (int t = 0; t < threads; ++t) {
@@ -493,10 +493,10 @@ void ConcurrentLists(const std::string& socket, int threads, int calls) {
   for (auto& t : clients) t.join();
 }
 
-// The handlers of calls that do not overlap are ordered for TSan: each takes and drops a
-// reference to the published ServedState (shared_ptr's acq_rel reference count). A canary's
-// hook therefore keeps its handler, and that reference, a millisecond after the racy write
-// (gRPC served these calls on two threads at once here).
+// Handlers that do not overlap are ordered for TSan (as we read it, by the acq_rel reference
+// count of the published ServedState that each takes and drops): a canary's hook keeps its
+// handler running a millisecond after the racy write, so that another handler writes meanwhile
+// (without the sleep the int canary was not reported; gRPC ran these calls on two threads).
 void WhileAnotherHandlerRuns() { std::this_thread::sleep_for(std::chrono::milliseconds(1)); }
 
 // A plain int incremented by every List (the request hook runs in the handler, unguarded): the
