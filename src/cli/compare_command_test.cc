@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "cli/cli.h"
+#include "cli/cli_testing.h"
 #include "cpuset/cpuset.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -22,22 +22,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int code = 0;
-  std::string out, err;
-};
-
-Result RunCli(std::vector<std::string> args) {
-  args.insert(args.begin(), "podtopo");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  std::ostringstream out, err;
-  Result r;
-  r.code = cli::Run(static_cast<int>(argv.size()), argv.data(), out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+using Result = cli::CliResult;
+using cli::RunCli;
 
 std::string Example(const std::string& f) { return testing::SourceDir() + "/docs/examples/" + f; }
 

@@ -36,6 +36,7 @@ void RunServe(const ServeOpts& o, Context& ctx) {
   if (o.qps > 0 && o.burst < 1) {
     return ctx.Fail("--rate-limit-burst: must be at least 1 when --rate-limit-qps is above 0");
   }
+  if (!PrepareStateDir("--state-dir", o.flags.state_dir, StateDirUse::kCreate, ctx)) return;
   if (!StartLogging(o.log_level, ctx)) return;
 
   serve::DaemonOptions d;
