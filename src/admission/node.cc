@@ -310,8 +310,10 @@ absl::Status Node::Impl::Init() {
                                              config.topology_manager_policy_options, tm_gates,
                                              {pod_level_managers && pod_level_resources});
   if (!manager.ok()) {
-    return absl::InvalidArgumentError(
-        fmt::format("topologyManagerPolicy: {}", manager.status().message()));
+    const std::string fix = NumaNodeLimitFix(topology, config);
+    return absl::InvalidArgumentError(fmt::format("topologyManagerPolicy: {}{}",
+                                                  manager.status().message(),
+                                                  fix.empty() ? "" : "; " + fix));
   }
   tm = std::move(*manager);
 
@@ -840,6 +842,27 @@ PodAllocation Node::Impl::View(const Pod& pod, QosClass qos) const {
 
 Node::Node(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Node::~Node() = default;
+
+std::string NumaNodeLimitFix(const NodeTopology& topology, const config::KubeletConfig& config) {
+  if (config.topology_manager_policy == topologymanager::kPolicyNone) return "";
+  // The NUMA nodes Node::Create gives the Topology Manager.
+  const size_t numa_nodes = topology.numa_nodes.empty() ? topology.cpus.NumaNodes().size()
+                                                        : topology.numa_nodes.size();
+  int64_t allowed = topologymanager::kDefaultMaxAllowableNUMANodes;
+  auto it = config.topology_manager_policy_options.find(topologymanager::kMaxAllowableNUMANodes);
+  if (it != config.topology_manager_policy_options.end()) {
+    auto options = topologymanager::NewPolicyOptions(
+        {{topologymanager::kMaxAllowableNUMANodes, it->second}},
+        {config.FeatureEnabled("TopologyManagerPolicyAlphaOptions"),
+         config.FeatureEnabled("TopologyManagerPolicyBetaOptions")});
+    if (!options.ok()) return "";  // the option's own error says what is wrong
+    allowed = options->max_allowable_numa_nodes;
+  }
+  if (static_cast<int64_t>(numa_nodes) <= allowed) return "";
+  return fmt::format("{} has {} NUMA nodes: set topologyManagerPolicyOptions: {{{}: \"{}\"}}",
+                     topology.source.empty() ? "the node" : topology.source, numa_nodes,
+                     topologymanager::kMaxAllowableNUMANodes, numa_nodes);
+}
 
 absl::StatusOr<std::unique_ptr<Node>> Node::Create(NodeTopology topology,
                                                    config::KubeletConfig config,

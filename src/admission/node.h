@@ -161,6 +161,14 @@ class Node {
   std::unique_ptr<Impl> impl_;
 };
 
+// The fix for a Topology Manager that refuses `topology` for its number of NUMA nodes (more
+// than max-allowable-numa-nodes, 8 by default; the kubelet's "unsupported on machines with more
+// than 8 NUMA Nodes"), or "" when `config` allows them (or policy none ignores them):
+//   "preset:gb200 has 34 NUMA nodes: set topologyManagerPolicyOptions: {max-allowable-numa-nodes: \"34\"}"
+// Node::Create adds it to that refusal, so every command that builds a node says it, and
+// `podtopo lint` gives it as the node-startup fix.
+std::string NumaNodeLimitFix(const NodeTopology& topology, const config::KubeletConfig& config);
+
 }  // namespace podtopo
 
 #endif  // PODTOPO_ADMISSION_NODE_H_

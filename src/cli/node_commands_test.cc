@@ -179,5 +179,22 @@ TEST(NodeCommands, MissingStateDirIsAnErrorForReadersAndCreatedByAdmit) {
   fs::remove_all(dir);
 }
 
+// Issue 22 item 12: on a node of more than 8 NUMA nodes without max-allowable-numa-nodes, admit
+// names the fix lint gives (one text, admission::NumaNodeLimitFix). The old code: admit said
+// only "unsupported on machines with more than 8 NUMA Nodes".
+TEST(NodeCommands, TooManyNumaNodesNamesTheFixInAdmitAndLint) {
+  const std::string fix = "set topologyManagerPolicyOptions: {max-allowable-numa-nodes: \"34\"}";
+  for (const std::string command : {"admit", "explain"}) {
+    Result r = RunCli({command, Example("pod-scope-mixed.yaml"), "--node", "preset:gb200"});
+    EXPECT_EQ(r.code, 1) << command << ": " << r.out;
+    EXPECT_THAT(r.err, HasSubstr("unsupported on machines with more than 8 NUMA Nodes")) << command;
+    EXPECT_THAT(r.err, HasSubstr("preset:gb200 has 34 NUMA nodes: " + fix)) << command;
+  }
+  Result lint = RunCli({"lint", "--config", Example("kubelet-config.yaml"), "--node", "preset:gb200"});
+  EXPECT_EQ(lint.code, 1);
+  EXPECT_THAT(lint.out, HasSubstr("[node-startup]"));
+  EXPECT_THAT(lint.out, HasSubstr("    fix: preset:gb200 has 34 NUMA nodes: " + fix + "\n"));
+}
+
 }  // namespace
 }  // namespace podtopo

@@ -330,11 +330,20 @@ class Linter {
         }
         if (!field.empty()) message = message.substr(colon + 2);
       }
+      // Too many NUMA nodes: Node::Create's message ends with the fix; it is the hint here.
+      std::string hint = NumaNodeLimitFix(node_, cfg_);
+      if (!hint.empty() && message.size() > hint.size() + 2 &&
+          message.compare(message.size() - hint.size() - 2, std::string::npos, "; " + hint) == 0) {
+        message.resize(message.size() - hint.size() - 2);
+      }
+      if (hint.empty()) {
+        hint =
+            "adjust the configuration to this node (e.g. reservedSystemCPUs within the node's "
+            "CPUs, align-by-socket only where NUMA nodes are no smaller than sockets)";
+      }
       AddConfig(Severity::kError, "node-startup", field,
                 fmt::format("the kubelet would not start on {}: {}", node_.source, message),
-                "adjust the configuration to this node (e.g. topologyManagerPolicyOptions "
-                "max-allowable-numa-nodes on a node with more than 8 NUMA nodes, "
-                "reservedSystemCPUs within the node's CPUs)");
+                std::move(hint));
     }
   }
 
