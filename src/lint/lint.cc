@@ -339,7 +339,7 @@ class Linter {
       if (hint.empty()) {
         hint =
             "adjust the configuration to this node (e.g. reservedSystemCPUs within the node's "
-            "CPUs, align-by-socket only where NUMA nodes are no smaller than sockets)";
+            "CPUs, align-by-socket only on a node with no more sockets than NUMA nodes)";
       }
       AddConfig(Severity::kError, "node-startup", field,
                 fmt::format("the kubelet would not start on {}: {}", node_.source, message),
