@@ -37,7 +37,7 @@ HintView ViewOf(const TopologyHint& h) {
 }
 
 std::string HintText(const HintView& h) {
-  return FormatNuma(h.numa) + (h.preferred ? " (preferred)" : "");
+  return FormatNuma(h.numa) + (h.preferred ? " (preferred)" : " (not preferred)");
 }
 
 std::string Plural(int64_t n, const char* one, const char* many) {
@@ -670,6 +670,13 @@ Explanation Explain(const PodAllocation& result) {
       const Step& s = e.steps.back();
       e.decision = fmt::format("admitted: {} accepted the merged hint {}", t.topology_policy,
                                HintText(s.merged));
+      if (!s.merged.preferred) {
+        // Only best-effort (and none) admit a hint that is not preferred.
+        e.decision += fmt::format(
+            ": no NUMA mask is preferred by every provider, and {} admits the pod anyway "
+            "(restricted and single-numa-node would reject it)",
+            t.topology_policy);
+      }
     }
   } else {
     e.decision = result.reason + ": " + result.message;
@@ -912,8 +919,8 @@ void SuggestPolicies(const AdmissionTrace& t, const Replayer& rp, const Scenario
     auto r = rp.Run(t.pod, cfg);
     if (!r.has_value() || !r->admitted) continue;
     std::string note = p == std::string(topologymanager::kPolicyBestEffort)
-                           ? " (best-effort admits whatever the alignment; CPUs and memory may "
-                             "sit on different NUMA nodes)"
+                           ? "; best-effort admits whatever the alignment, so CPUs and memory "
+                             "may sit on different NUMA nodes"
                            : "";
     std::string container = t.merges.empty() ? "" : t.merges.back().container;
     out.push_back({"policy",

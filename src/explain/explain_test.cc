@@ -208,6 +208,19 @@ TEST(ExplainTest, RestrictedPodScopeMergedHintNotPreferred) {
   EXPECT_THAT(policy->text, HasSubstr("best-effort"));
 }
 
+// Issue 22 item 12.4: best-effort admits a pod whose merged hint is not preferred; the decision
+// says so (the old code: "admitted: best-effort accepted the merged hint NUMA 0,1").
+TEST(ExplainTest, BestEffortSaysTheAdmittedHintIsNotPreferred) {
+  auto ex = ExplainFile(Testdata("big-pod-level.yaml"), Config(Testdata("best-effort-pod.yaml")));
+  ASSERT_EQ(ex.size(), 1u);
+  const Explanation& e = ex[0];
+  EXPECT_TRUE(e.admitted);
+  ASSERT_EQ(e.steps.size(), 1u);
+  EXPECT_FALSE(e.steps[0].merged.preferred);
+  EXPECT_THAT(e.decision, HasSubstr("best-effort accepted the merged hint NUMA 0,1 (not preferred)"));
+  EXPECT_THAT(e.decision, HasSubstr("restricted and single-numa-node would reject it"));
+}
+
 TEST(ExplainTest, SingleNumaNodeContainerScope) {
   auto ex = ExplainFile(Testdata("container-big.yaml"),
                 Config(Testdata("single-numa-node-container.yaml")));

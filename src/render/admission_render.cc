@@ -71,7 +71,7 @@ std::string FormatHint(const std::optional<topologymanager::TopologyHint>& hint)
     for (int b : hint->affinity->GetBits()) nodes += (nodes.empty() ? "" : ",") + std::to_string(b);
     s = "NUMA " + nodes;
   }
-  return hint->preferred ? s + " (preferred)" : s;
+  return s + (hint->preferred ? " (preferred)" : " (not preferred)");
 }
 
 nlohmann::ordered_json PodAllocationJson(const PodAllocation& pod) {

@@ -40,7 +40,8 @@ std::string RenderAdmissionTable(const std::vector<PodAllocation>& pods, const N
 
 // "2Gi", "1536Mi", "512" — exact binary units where the size divides evenly.
 std::string FormatBytes(uint64_t bytes);
-// "NUMA 0", "NUMA 0,1", "any" (nil affinity), with " (preferred)" when preferred.
+// "NUMA 0 (preferred)", "NUMA 0,1 (not preferred)" (best-effort admits it), "any (preferred)"
+// (nil affinity); "-" without a hint.
 std::string FormatHint(const std::optional<topologymanager::TopologyHint>& hint);
 
 }  // namespace podtopo
