@@ -383,6 +383,20 @@ TEST(CompareCommand, HookSmokeAndOutputs) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 22 item 12.3: docs/compare.md's example says its memory in readable units, one
+// formatter (HumanBytes) for the totals and the differences. The old code: "8704Mi of 15260Mi",
+// "pins 27136Mi to NUMA nodes instead of 8704Mi".
+TEST(CompareCommand, MemoryAmountsAreInReadableUnits) {
+  Result r = RunCli({"compare", Example("pod-level-resource-demo.yaml"),
+                     Example("pod-scope-mixed.yaml"), Example("pod-sidecar-list.yaml"),
+                     "--config", Example("kubelet-config-gate-off.yaml"), "--config",
+                     Example("kubelet-config.yaml")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("8.5Gi of 14.9Gi"));
+  EXPECT_THAT(r.out, HasSubstr("the Memory Manager pins 26.5Gi to NUMA nodes instead of 8.5Gi"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("8704Mi")));
+}
+
 TEST(CompareCommand, BadInputExitsOneAndWritesNothing) {
   std::string dir = testing::MakeTempDir("podtopo-compare-bad");
   std::string on = Example("kubelet-config.yaml"), off = Example("kubelet-config-gate-off.yaml");

@@ -125,12 +125,5 @@ TEST(AdmissionRenderTest, WideExplainsTracedAdmissionsTableAndJsonDoNot) {
   EXPECT_EQ(RenderAdmissionJson({*a}, pools), RenderAdmissionJson({untraced}, pools));
 }
 
-TEST(AdmissionRenderTest, FormatBytesUsesExactBinaryUnits) {
-  EXPECT_EQ(FormatBytes(0), "0");
-  EXPECT_EQ(FormatBytes(512), "512");
-  EXPECT_EQ(FormatBytes(1536ull << 20), "1536Mi");
-  EXPECT_EQ(FormatBytes(2ull << 30), "2Gi");
-}
-
 }  // namespace
 }  // namespace podtopo
