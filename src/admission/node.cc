@@ -147,6 +147,14 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
   absl::Status Init();
   absl::Status Restore();
   absl::Status Save() const;
+  // podtopo's record of the admitted pods (admission/pod_record.h), as Save writes it.
+  std::vector<PodRecordEntry> Record() const;
+  // Takes admitted[i], for every i in `indices`, off the node: podtopo's record is written
+  // without them first (with a state dir, not read-only), then their resources are released
+  // in memory; the caller writes the checkpoints (Save). A crash after the record write leaves
+  // stale checkpoint entries, which the next start releases: never a recorded pod without its
+  // allocation. A failed record write changes nothing.
+  absl::Status TakeOff(std::vector<size_t> indices);
 
   // The node-fit check of a pod whose PodFitAmounts are `request`.
   std::optional<AdmitResult> CheckFit(const FitAmounts& request) const;
@@ -305,8 +313,10 @@ absl::Status Node::Impl::Init() {
                                              config.topology_manager_policy_options, tm_gates,
                                              {pod_level_managers && pod_level_resources});
   if (!manager.ok()) {
-    return absl::InvalidArgumentError(
-        fmt::format("topologyManagerPolicy: {}", manager.status().message()));
+    const std::string fix = NumaNodeLimitFix(topology, config);
+    return absl::InvalidArgumentError(fmt::format("topologyManagerPolicy: {}{}",
+                                                  manager.status().message(),
+                                                  fix.empty() ? "" : "; " + fix));
   }
   tm = std::move(*manager);
 
@@ -510,6 +520,10 @@ absl::Status Node::Impl::Save() const {
   }
   if (auto s = WriteFileAtomically(cpu_path, *cpu_bytes, 0600); !s.ok()) return s;
   if (auto s = WriteFileAtomically(memory_path, *memory_bytes, 0600); !s.ok()) return s;
+  return WriteFileAtomically(JoinPath(dir, kPodRecordFile), MarshalPodRecord(Record()));
+}
+
+std::vector<PodRecordEntry> Node::Impl::Record() const {
   std::vector<PodRecordEntry> record;
   for (const auto& pod : admitted) {
     PodRecordEntry e;
@@ -521,7 +535,29 @@ absl::Status Node::Impl::Save() const {
     }
     record.push_back(std::move(e));
   }
-  return WriteFileAtomically(JoinPath(dir, kPodRecordFile), MarshalPodRecord(record));
+  return record;
+}
+
+absl::Status Node::Impl::TakeOff(std::vector<size_t> indices) {
+  std::sort(indices.begin(), indices.end());
+  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+  const std::vector<Pod> kept_admitted = admitted;
+  const std::vector<FitAmounts> kept_amounts = admitted_amounts;
+  const FitAmounts kept_fit = admitted_fit;
+  std::vector<Pod> gone;
+  for (auto i = indices.rbegin(); i != indices.rend(); ++i) gone.push_back(EraseAdmitted(*i).first);
+  if (!options.state_dir.empty() && !options.read_only) {
+    if (auto s = WriteFileAtomically(JoinPath(options.state_dir, kPodRecordFile),
+                                     MarshalPodRecord(Record()));
+        !s.ok()) {
+      admitted = kept_admitted;
+      admitted_amounts = kept_amounts;
+      admitted_fit = kept_fit;
+      return s;
+    }
+  }
+  for (const Pod& pod : gone) Release(pod);
+  return absl::OkStatus();
 }
 
 std::optional<AdmitResult> Node::Impl::CheckFit(const FitAmounts& request) const {
@@ -810,6 +846,27 @@ PodAllocation Node::Impl::View(const Pod& pod, QosClass qos) const {
 Node::Node(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Node::~Node() = default;
 
+std::string NumaNodeLimitFix(const NodeTopology& topology, const config::KubeletConfig& config) {
+  if (config.topology_manager_policy == topologymanager::kPolicyNone) return "";
+  // The NUMA nodes Node::Create gives the Topology Manager.
+  const size_t numa_nodes = topology.numa_nodes.empty() ? topology.cpus.NumaNodes().size()
+                                                        : topology.numa_nodes.size();
+  int64_t allowed = topologymanager::kDefaultMaxAllowableNUMANodes;
+  auto it = config.topology_manager_policy_options.find(topologymanager::kMaxAllowableNUMANodes);
+  if (it != config.topology_manager_policy_options.end()) {
+    auto options = topologymanager::NewPolicyOptions(
+        {{topologymanager::kMaxAllowableNUMANodes, it->second}},
+        {config.FeatureEnabled("TopologyManagerPolicyAlphaOptions"),
+         config.FeatureEnabled("TopologyManagerPolicyBetaOptions")});
+    if (!options.ok()) return "";  // the option's own error says what is wrong
+    allowed = options->max_allowable_numa_nodes;
+  }
+  if (static_cast<int64_t>(numa_nodes) <= allowed) return "";
+  return fmt::format("{} has {} NUMA nodes: set topologyManagerPolicyOptions: {{{}: \"{}\"}}",
+                     topology.source.empty() ? "the node" : topology.source, numa_nodes,
+                     topologymanager::kMaxAllowableNUMANodes, numa_nodes);
+}
+
 absl::StatusOr<std::unique_ptr<Node>> Node::Create(NodeTopology topology,
                                                    config::KubeletConfig config,
                                                    Options options) {
@@ -829,13 +886,19 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Create(NodeTopology topology,
 
 absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
   Impl& m = *impl_;
+  bool replaced = false;
   if (const Pod* existing = m.Find(pod.namespace_name, pod.name)) {
     if (existing->uid != pod.uid) {
       return absl::AlreadyExistsError(fmt::format(
           "{}: pod {} is already admitted with uid {} (this manifest has uid {}); remove it first",
           pod.source.empty() ? "pod" : pod.source, pod.Key(), existing->uid, pod.uid));
     }
-    return m.View(*existing);
+    if (SamePodSpec(*existing, pod)) return m.View(*existing);
+    // The pod changed: its old allocation goes, and the new spec is admitted as a new pod.
+    if (auto s = m.TakeOff({static_cast<size_t>(existing - m.admitted.data())}); !s.ok()) {
+      return s;
+    }
+    replaced = true;
   }
   // The pod's QoS class, once for the whole admission: the managers, the trace and the result
   // take this one.
@@ -857,11 +920,19 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
   rejected.uid = pod.uid;
   rejected.qos = qos;
   rejected.trace = trace;
+  rejected.replaced = replaced;
+  // A rejection of a changed pod: the release of its old allocation is written.
+  auto reject = [&](std::string reason, std::string message) -> absl::StatusOr<PodAllocation> {
+    rejected.reason = std::move(reason);
+    rejected.message = std::move(message);
+    if (replaced) {
+      if (auto s = m.Save(); !s.ok()) return s;
+    }
+    return rejected;
+  };
   FitAmounts fit_amounts = PodFitAmounts(pod, m.pod_level_resources);
   if (auto fit = m.CheckFit(fit_amounts); fit.has_value()) {
-    rejected.reason = fit->reason;
-    rejected.message = kRejectedPrefix + fit->message;
-    return rejected;
+    return reject(fit->reason, kRejectedPrefix + fit->message);
   }
   // The managers' per-pod values, once the pod fits the node (a pod refused above never
   // reaches them).
@@ -882,9 +953,7 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
   }
   if (!r.admit) {
     m.Release(pod);
-    rejected.reason = r.reason;
-    rejected.message = kRejectedPrefix + r.message;
-    return rejected;
+    return reject(r.reason, kRejectedPrefix + r.message);
   }
   // A kubelet re-admits every running pod when it restarts. A pod whose allocation would not
   // pass that re-admission is refused now (no upstream fix; docs/differences.md): e.g.
@@ -893,13 +962,12 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
   std::string restart_hints;
   if (auto again = m.RestartRejection(pod, &restart_hints); again.has_value()) {
     m.Release(pod);
-    rejected.reason = again->reason;
-    rejected.message = fmt::format(
-        "{}podtopo refuses the pod although kubelet v1.37 admits it now: after a kubelet restart "
-        "the re-admission of the running pod fails ({}: {}), and the kubelet then stops it. The "
-        "hints regenerated from its allocation: {}",
-        kRejectedPrefix, again->reason, again->message, restart_hints);
-    return rejected;
+    return reject(
+        again->reason,
+        fmt::format("{}podtopo refuses the pod although kubelet v1.37 admits it now: after a "
+                    "kubelet restart the re-admission of the running pod fails ({}: {}), and the "
+                    "kubelet then stops it. The hints regenerated from its allocation: {}",
+                    kRejectedPrefix, again->reason, again->message, restart_hints));
   }
   m.AddAdmitted(pod, std::move(fit_amounts));
   if (auto s = m.Save(); !s.ok()) {
@@ -910,50 +978,41 @@ absl::StatusOr<PodAllocation> Node::Admit(const Pod& pod) {
   }
   PodAllocation admitted = m.View(pod, qos);
   admitted.trace = trace;
+  admitted.replaced = replaced;
   return admitted;
+}
+
+absl::StatusOr<std::vector<PodAllocation>> Node::Remove(const std::vector<PodName>& pods) {
+  Impl& m = *impl_;
+  std::vector<size_t> indices;
+  std::vector<std::string> missing;
+  for (const PodName& p : pods) {
+    const Pod* found = m.Find(p.namespace_name, p.name);
+    if (found == nullptr) {
+      missing.push_back(fmt::format("{}/{}", p.namespace_name, p.name));
+      continue;
+    }
+    const size_t i = static_cast<size_t>(found - m.admitted.data());
+    if (std::find(indices.begin(), indices.end(), i) == indices.end()) indices.push_back(i);
+  }
+  if (!missing.empty()) {
+    return absl::NotFoundError(fmt::format(
+        "{} {}{} not admitted on this node{}", missing.size() == 1 ? "pod" : "pods",
+        fmt::join(missing, ", "), missing.size() == 1 ? " is" : " are",
+        pods.size() > 1 ? "; nothing removed" : ""));
+  }
+  std::vector<PodAllocation> removed;
+  for (size_t i : indices) removed.push_back(m.View(m.admitted[i]));
+  if (auto s = m.TakeOff(indices); !s.ok()) return s;
+  if (auto s = m.Save(); !s.ok()) return s;
+  return removed;
 }
 
 absl::StatusOr<PodAllocation> Node::Remove(const std::string& namespace_name,
                                            const std::string& name) {
-  Impl& m = *impl_;
-  auto it = std::find_if(m.admitted.begin(), m.admitted.end(), [&](const Pod& p) {
-    return p.namespace_name == namespace_name && p.name == name;
-  });
-  if (it == m.admitted.end()) {
-    return absl::NotFoundError(fmt::format("pod {}/{} is not admitted on this node",
-                                           namespace_name, name));
-  }
-  auto [pod, amounts] = m.EraseAdmitted(static_cast<size_t>(it - m.admitted.begin()));
-  // No view of the allocation being released: no caller reads one.
-  PodAllocation removed;
-  removed.namespace_name = pod.namespace_name;
-  removed.name = pod.name;
-  removed.uid = pod.uid;
-  // The record goes first: a crash after it leaves stale checkpoint entries, which the next
-  // start releases; never a recorded pod without its allocation.
-  if (!m.options.state_dir.empty() && !m.options.read_only) {
-    std::vector<PodRecordEntry> record;
-    // Save() writes the record last; here it must come first.
-    for (const auto& p : m.admitted) {
-      PodRecordEntry e;
-      e.pod = p;
-      e.hints = m.StoredHints(p);
-      for (const Container* c : p.InitAndAppContainers()) {
-        auto d = m.devices.ContainerDevices(p.uid, c->name);
-        if (!d.empty()) e.devices[c->name] = d;
-      }
-      record.push_back(std::move(e));
-    }
-    if (auto s = WriteFileAtomically(JoinPath(m.options.state_dir, kPodRecordFile),
-                                     MarshalPodRecord(record));
-        !s.ok()) {
-      m.AddAdmitted(pod, std::move(amounts));
-      return s;
-    }
-  }
-  m.Release(pod);
-  if (auto s = m.Save(); !s.ok()) return s;
-  return removed;
+  auto removed = Remove(std::vector<PodName>{{namespace_name, name}});
+  if (!removed.ok()) return removed.status();
+  return std::move(removed->front());
 }
 
 std::vector<PodAllocation> Node::AdmittedPods() const {

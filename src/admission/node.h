@@ -75,6 +75,10 @@ struct PodAllocation {
   CpuSet cpus;                          // pod-level bubble (pod scope with pod-level resources)
   std::vector<MemoryBlockView> memory;  // pod-level memory blocks
   std::vector<ContainerAllocation> containers;
+  // Set by Admit when the node held a pod of this namespace, name and uid with another spec
+  // (SamePodSpec, api/pod.h): that pod's allocation was released and this spec admitted (or
+  // rejected) in its place. Commands say "pod NS/NAME changed; admitting it again".
+  bool replaced = false;
   // What this admission saw and decided (admission/trace.h); set by Admit for a pod it ran
   // through the pipeline, null for pods reported as already admitted, for AdmittedPods() and
   // when tracing is off (Node::set_tracing).
@@ -105,14 +109,27 @@ class Node {
                                                       Options options);
   ~Node();
 
-  // Admits `pod` as a kubelet receiving it. A pod already admitted (same namespace/name and
-  // uid) is reported as it is, unchanged. A rejected pod leaves no state behind. With a state
-  // dir the new state is written before returning (not with Options::read_only); a write
-  // failure is returned as an error and leaves the pod not admitted. The result carries the
-  // admission's trace.
+  // Admits `pod` as a kubelet receiving it. A pod already admitted with the same spec
+  // (SamePodSpec) is reported as it is, unchanged, without a trace. A pod of the same
+  // namespace/name and uid with another spec replaces it: the old allocation is released and
+  // `pod` is admitted as a new pod (PodAllocation::replaced; if `pod` is rejected, the old one
+  // stays released, as when a kubelet's pod is deleted and created again). The same
+  // namespace/name with another uid is an error (kAlreadyExists: remove it first). A rejected
+  // pod leaves no state behind. With a state dir the new state is written before returning
+  // (not with Options::read_only); a write failure is returned as an error and leaves the pod
+  // not admitted. The result carries the admission's trace.
   absl::StatusOr<PodAllocation> Admit(const Pod& pod);
 
-  // Releases the pod's containers (kNotFound for an unknown pod); the result names the pod only.
+  // A pod named by namespace and name.
+  struct PodName {
+    std::string namespace_name;
+    std::string name;
+  };
+  // Releases the pods, all or nothing: if any is not admitted, kNotFound names every such pod
+  // and nothing changes. Otherwise all are released together and the state dir is written
+  // once. Returns their allocations as they were before the release (duplicates count once).
+  absl::StatusOr<std::vector<PodAllocation>> Remove(const std::vector<PodName>& pods);
+  // Remove of one pod.
   absl::StatusOr<PodAllocation> Remove(const std::string& namespace_name, const std::string& name);
 
   // Admitted pods, in admission order.
@@ -148,6 +165,14 @@ class Node {
   explicit Node(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// The fix for a Topology Manager that refuses `topology` for its number of NUMA nodes (more
+// than max-allowable-numa-nodes, 8 by default; the kubelet's "unsupported on machines with more
+// than 8 NUMA Nodes"), or "" when `config` allows them (or policy none ignores them):
+//   "preset:gb200 has 34 NUMA nodes: set topologyManagerPolicyOptions: {max-allowable-numa-nodes: \"34\"}"
+// Node::Create adds it to that refusal, so every command that builds a node says it, and
+// `podtopo lint` gives it as the node-startup fix.
+std::string NumaNodeLimitFix(const NodeTopology& topology, const config::KubeletConfig& config);
 
 }  // namespace podtopo
 

@@ -359,6 +359,9 @@ TEST(NodeTest, RemoveReleasesTheBubbleAndStateSurvivesARestart) {
     EXPECT_EQ((*node)->DefaultCpuSet().String(), "0-1,3,5-7,9,11");
     auto removed = (*node)->Remove("default", "pod-scope-mixed");
     ASSERT_TRUE(removed.ok()) << removed.status();
+    // The allocation as it was (issue 22 item 14: only the name was filled).
+    EXPECT_EQ(removed->cpus.String(), "2,4,8,10");
+    EXPECT_EQ(C(*removed, "main-app").cpus.String(), "2,8");
     EXPECT_EQ((*node)->DefaultCpuSet().String(), "0-11");
   }
   {

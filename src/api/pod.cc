@@ -145,6 +145,35 @@ const char* QosClassName(QosClass qos) {
   return "Unknown";
 }
 
+namespace {
+
+void AppendResources(std::string& out, const ResourceRequirements& r) {
+  for (const auto& [k, q] : r.requests) out += "r:" + k + "=" + q.String() + ";";
+  for (const auto& [k, q] : r.limits) out += "l:" + k + "=" + q.String() + ";";
+}
+
+}  // namespace
+
+std::string PodSpecFingerprint(const Pod& pod) {
+  std::string out = pod.namespace_name + "|" + pod.name + "|" + pod.uid + "|";
+  if (pod.resources.has_value()) {
+    out += "pod:";
+    AppendResources(out, *pod.resources);
+  }
+  auto add = [&](const Container& c) {
+    out += "|" + c.name + ":" + ContainerKindName(c.kind) + ":";
+    AppendResources(out, c.resources);
+  };
+  for (const auto& c : pod.init_containers) add(c);
+  for (const auto& c : pod.containers) add(c);
+  for (const auto& c : pod.ephemeral_containers) add(c);
+  return out;
+}
+
+bool SamePodSpec(const Pod& a, const Pod& b) {
+  return PodSpecFingerprint(a) == PodSpecFingerprint(b);
+}
+
 bool IsHugePageResourceName(const std::string& name) {
   return name.rfind(kHugePagesPrefix, 0) == 0;
 }

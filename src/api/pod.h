@@ -87,6 +87,17 @@ struct Pod {
   const Container* FindContainer(const std::string& name) const;
 };
 
+// THE test of "is this the same pod": the parts of a pod that admission and its reports
+// read, as one string: namespace, name and uid, then spec.resources and every container's
+// name, kind, requests and limits (not images, commands, labels, spec.nodeName or the file it
+// came from). Two pods with the same fingerprint are one pod to podtopo: `serve` keeps its
+// allocation and Node::Admit reports it as already admitted; a pod whose fingerprint changed
+// is admitted again (its old allocation released first). `serve` keeps these strings to
+// remember what it admitted or rejected.
+std::string PodSpecFingerprint(const Pod& pod);
+// PodSpecFingerprint(a) == PodSpecFingerprint(b).
+bool SamePodSpec(const Pod& a, const Pod& b);
+
 enum class QosClass { kGuaranteed, kBurstable, kBestEffort };
 const char* QosClassName(QosClass qos);  // "Guaranteed", "Burstable", "BestEffort"
 

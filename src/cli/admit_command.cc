@@ -45,7 +45,7 @@ void AddAdmitCommands(CLI::App& app, Context& ctx) {
   AddStrictFlag(ac, admit->flags.strict);
   AddOutputOption(ac, admit->flags.output);
   ac->callback([admit, &ctx] {
-    auto node = admit->flags.CreateNode(ctx);
+    auto node = admit->flags.CreateNode(StateDirUse::kCreate, ctx);
     if (node == nullptr) return;
     // Only -o wide shows the admissions' traces (the explanation under the table).
     node->set_tracing(admit->flags.output == "wide");
@@ -54,7 +54,7 @@ void AddAdmitCommands(CLI::App& app, Context& ctx) {
     std::vector<PodAllocation> results;
     bool rejected = false;
     for (const auto& pod : pods) {
-      auto r = node->Admit(pod);
+      auto r = AdmitPod(*node, pod, ctx);
       if (!r.ok()) return ctx.Fail(r.status());
       rejected |= !r->admitted;
       results.push_back(std::move(*r));
@@ -85,14 +85,16 @@ void AddAdmitCommands(CLI::App& app, Context& ctx) {
     if (remove->flags.state_dir.empty()) {
       return ctx.Fail("remove: --state-dir is required (without it no pod is admitted)");
     }
-    auto node = remove->flags.CreateNode(ctx);
+    auto node = remove->flags.CreateNode(StateDirUse::kExisting, ctx);
     if (node == nullptr) return;
+    // All or nothing: Node::Remove checks every name before it releases any.
+    std::vector<Node::PodName> names;
     for (const auto& key : remove->names) {
       auto slash = key.find('/');
-      std::string ns = slash == std::string::npos ? "default" : key.substr(0, slash);
-      std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
-      if (auto r = node->Remove(ns, name); !r.ok()) return ctx.Fail(r.status());
+      names.push_back({slash == std::string::npos ? "default" : key.substr(0, slash),
+                       slash == std::string::npos ? key : key.substr(slash + 1)});
     }
+    if (auto r = node->Remove(names); !r.ok()) return ctx.Fail(r.status());
     PrintAllocations(node->AdmittedPods(), *node, remove->flags.output, ctx);
   });
 
@@ -101,7 +103,7 @@ void AddAdmitCommands(CLI::App& app, Context& ctx) {
   show->Add(sc, /*with_output=*/false);
   AddOutputOption(sc, show->output);
   sc->callback([show, &ctx] {
-    auto node = show->CreateNode(ctx);
+    auto node = show->CreateNode(StateDirUse::kExisting, ctx);
     if (node == nullptr) return;
     Print(node->AdmittedPods(), *node, show->output, ctx);
   });

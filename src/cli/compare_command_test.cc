@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "cli/cli.h"
+#include "cli/cli_testing.h"
 #include "cpuset/cpuset.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -22,22 +22,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int code = 0;
-  std::string out, err;
-};
-
-Result RunCli(std::vector<std::string> args) {
-  args.insert(args.begin(), "podtopo");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  std::ostringstream out, err;
-  Result r;
-  r.code = cli::Run(static_cast<int>(argv.size()), argv.data(), out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+using Result = cli::CliResult;
+using cli::RunCli;
 
 std::string Example(const std::string& f) { return testing::SourceDir() + "/docs/examples/" + f; }
 
@@ -395,6 +381,20 @@ TEST(CompareCommand, HookSmokeAndOutputs) {
   Result html = RunCli({"compare", pod, "--config", cfg, "--config", cfg, "-o", "html"});
   EXPECT_THAT(html.out, ::testing::StartsWith("<!DOCTYPE html>"));
   std::filesystem::remove_all(dir);
+}
+
+// Issue 22 item 12.3: docs/compare.md's example says its memory in readable units, one
+// formatter (HumanBytes) for the totals and the differences. The old code: "8704Mi of 15260Mi",
+// "pins 27136Mi to NUMA nodes instead of 8704Mi".
+TEST(CompareCommand, MemoryAmountsAreInReadableUnits) {
+  Result r = RunCli({"compare", Example("pod-level-resource-demo.yaml"),
+                     Example("pod-scope-mixed.yaml"), Example("pod-sidecar-list.yaml"),
+                     "--config", Example("kubelet-config-gate-off.yaml"), "--config",
+                     Example("kubelet-config.yaml")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("8.5Gi of 14.9Gi"));
+  EXPECT_THAT(r.out, HasSubstr("the Memory Manager pins 26.5Gi to NUMA nodes instead of 8.5Gi"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("8704Mi")));
 }
 
 TEST(CompareCommand, BadInputExitsOneAndWritesNothing) {

@@ -42,7 +42,7 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
   dc->add_option("--html", *html, "where to write the picture of the node (HTML)")
       ->capture_default_str();
   dc->callback([flags, html, &ctx] {
-    auto node = flags->CreateNode(ctx);
+    auto node = flags->CreateNode(StateDirUse::kCreate, ctx);
     if (node == nullptr) return;
     std::vector<Pod> pods;
     for (const auto& [name, yaml] : DemoPods()) {
@@ -52,7 +52,7 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
     }
     std::vector<PodAllocation> results;
     for (const auto& pod : pods) {
-      auto r = node->Admit(pod);
+      auto r = AdmitPod(*node, pod, ctx);
       if (!r.ok()) return ctx.Fail(r.status());
       results.push_back(std::move(*r));
     }

@@ -1,9 +1,11 @@
 #include "cli/node_flags.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
-#include <thread>
 #include <ostream>
+#include <thread>
+#include <unordered_map>
 
 #include "CLI/CLI.hpp"
 #include "api/pod_gates.h"
@@ -50,7 +52,34 @@ std::optional<config::KubeletConfig> LoadConfigFlag(const std::string& path, Con
   return std::move(parsed->config);
 }
 
-std::unique_ptr<Node> NodeFlags::CreateNode(Context& ctx) const {
+bool PrepareStateDir(const std::string& flag, const std::string& dir, StateDirUse use,
+                     Context& ctx) {
+  if (dir.empty()) return true;
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(dir, ec);
+  if (!exists && !ec && use == StateDirUse::kCreate) {
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      ctx.Fail(fmt::format("{}: cannot create state dir {}: {}", flag, dir, ec.message()));
+      return false;
+    }
+  } else if (!exists && !ec) {
+    ctx.Fail(fmt::format("{}: state dir {} does not exist", flag, dir));
+    return false;
+  }
+  if (ec) {
+    ctx.Fail(fmt::format("{}: state dir {}: {}", flag, dir, ec.message()));
+    return false;
+  }
+  if (!std::filesystem::is_directory(dir, ec)) {
+    ctx.Fail(fmt::format("{}: state dir {} is not a directory", flag, dir));
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Node> NodeFlags::CreateNode(StateDirUse use, Context& ctx) const {
+  if (!PrepareStateDir("--state-dir", state_dir, use, ctx)) return nullptr;
   auto topology = LoadNode(node);
   if (!topology.ok()) {
     ctx.Fail(topology.status());
@@ -78,6 +107,21 @@ namespace {
 bool SameGates(const PodGates& a, const PodGates& b) {
   return a.pod_level_resources == b.pod_level_resources && a.fix_defaulting == b.fix_defaulting &&
          a.fix_kubelet_qos_class == b.fix_kubelet_qos_class;
+}
+
+// Two different pods with one namespace/name: a node holds one pod per namespace/name, so
+// the second would silently replace the first (LoadAllPods' contract).
+absl::Status CheckOnePodPerName(const std::vector<Pod>& pods) {
+  std::unordered_map<std::string, const Pod*> first;
+  for (const Pod& p : pods) {
+    auto [it, inserted] = first.emplace(p.Key(), &p);
+    if (inserted || SamePodSpec(*it->second, p)) continue;
+    return absl::InvalidArgumentError(fmt::format(
+        "pod {} is given twice with different specs, in {} and in {}: a node holds one pod per "
+        "namespace/name (rename one, or remove one from the input)",
+        p.Key(), it->second->source, p.source));
+  }
+  return absl::OkStatus();
 }
 
 // Every file read and parsed once, its pods read under each set of gates (result[g]).
@@ -138,6 +182,12 @@ std::optional<std::vector<std::vector<Pod>>> LoadUnderGateSets(
                   "it; --strict makes this an error\n";
     }
   }
+  // Pods are read under every set of gates by the same names, so the first set decides.
+  if (absl::Status s = pods.empty() ? absl::OkStatus() : CheckOnePodPerName(pods.front());
+      !s.ok()) {
+    ctx.Fail(s);
+    return std::nullopt;
+  }
   for (const auto& [kind, count] : skipped) {
     *ctx.err << fmt::format(
         "podtopo: skipped {} {} object{} (podtopo reads pods and workload controllers; "
@@ -192,6 +242,14 @@ std::optional<std::vector<std::shared_ptr<const std::vector<Pod>>>> LoadPodsUnde
   std::vector<std::shared_ptr<const std::vector<Pod>>> out;
   for (size_t s : set_of) out.push_back(shared[s]);
   return out;
+}
+
+absl::StatusOr<PodAllocation> AdmitPod(Node& node, const Pod& pod, Context& ctx) {
+  absl::StatusOr<PodAllocation> r = node.Admit(pod);
+  if (r.ok() && r->replaced) {
+    *ctx.err << fmt::format("podtopo: pod {} changed; admitting it again\n", pod.Key());
+  }
+  return r;
 }
 
 void PrintAllocations(const std::vector<PodAllocation>& pods, const Node& node,

@@ -20,6 +20,24 @@ class App;
 
 namespace podtopo::cli {
 
+// What a command does with the state directory it is given (--state-dir, --kubelet-dir); the
+// rule is in docs/state.md "The state directory".
+enum class StateDirUse {
+  // show, remove, explain, state check|show|repair: they read a node that exists, so the
+  // directory must exist.
+  kExisting,
+  // admit, serve, nri: they start (or continue) a node there; a missing directory is created
+  // with its parents (mkdir -p).
+  kCreate,
+};
+
+// THE state-directory check of every command: "" (no state dir) passes; a missing directory
+// is an error for kExisting ("--state-dir: state dir X does not exist") and created for
+// kCreate; a path that is not a directory is an error for both. `flag` names the option in
+// the message. On error reports it through ctx and returns false.
+bool PrepareStateDir(const std::string& flag, const std::string& dir, StateDirUse use,
+                     Context& ctx);
+
 struct NodeFlags {
   std::string node = "preset:demo";
   std::string config;     // "" = podtopo's default (the seed configuration, corrected)
@@ -29,9 +47,10 @@ struct NodeFlags {
 
   // Registers --node, --config, --state-dir and -o on `cmd`.
   void Add(CLI::App* cmd, bool with_output = true);
-  // Loads the node and the configuration (printing config warnings on ctx.err) and creates
-  // the Node; on error reports it through ctx and returns null.
-  std::unique_ptr<Node> CreateNode(Context& ctx) const;
+  // Prepares the state dir for `use` (PrepareStateDir), loads the node and the configuration
+  // (printing config warnings on ctx.err) and creates the Node; on error reports it through
+  // ctx and returns null.
+  std::unique_ptr<Node> CreateNode(StateDirUse use, Context& ctx) const;
 };
 
 // Registers --strict (the pod inputs' "other kinds are errors") on `cmd`.
@@ -41,7 +60,9 @@ void AddStrictFlag(CLI::App* cmd, bool& strict);
 // (api/pod_gates.h) and with DaemonSets expanded for `node_names`. Prints one line on
 // ctx.err per kind skipped (over all files) and a warning per field that is no field of its
 // object (api/pod_yaml.h UnknownField; with `strict` they are errors), or returns those in
-// `unknown_fields` when set; on error reports through ctx, returns false.
+// `unknown_fields` when set. Two different pods (SamePodSpec, api/pod.h) with one
+// namespace/name are an error naming both sources; the same pod given twice is kept. On error
+// reports through ctx, returns false.
 bool LoadAllPods(const std::vector<std::string>& files, const config::KubeletConfig& cfg,
                  bool strict, std::vector<Pod>* pods, Context& ctx,
                  const std::vector<std::string>& node_names = {},
@@ -50,8 +71,8 @@ bool LoadAllPods(const std::vector<std::string>& files, const config::KubeletCon
 // The pods of every file under each of several configurations (`podtopo compare`): each file
 // is read and parsed once (api/manifest_tree.h), then its pods are read under each distinct
 // set of pod gates (api/pod_gates.h), one list per set, shared read-only by the configurations
-// that have it: result[i] is configs[i]'s. Skipped kinds and unknown fields are printed once. On error reports
-// through ctx and returns nullopt.
+// that have it: result[i] is configs[i]'s. Skipped kinds and unknown fields are printed once;
+// pods are checked as LoadAllPods checks them. On error reports through ctx and returns nullopt.
 std::optional<std::vector<std::shared_ptr<const std::vector<Pod>>>> LoadPodsUnderConfigs(
     const std::vector<std::string>& files, const std::vector<config::KubeletConfig>& configs,
     bool strict, Context& ctx, const std::vector<std::string>& node_names = {});
@@ -59,6 +80,10 @@ std::optional<std::vector<std::shared_ptr<const std::vector<Pod>>>> LoadPodsUnde
 // Loads a --config file (printing its findings on ctx.err); "" = podtopo's default (the seed
 // configuration, corrected). On error reports it through ctx and returns nullopt.
 std::optional<config::KubeletConfig> LoadConfigFlag(const std::string& path, Context& ctx);
+
+// Node::Admit, saying on ctx.err when it replaced a pod the node held with another spec
+// (PodAllocation::replaced): "podtopo: pod NS/NAME changed; admitting it again".
+absl::StatusOr<PodAllocation> AdmitPod(Node& node, const Pod& pod, Context& ctx);
 
 // Writes the pods and the node's pools in the chosen format (table, wide, json, yaml).
 void PrintAllocations(const std::vector<PodAllocation>& pods, const Node& node,

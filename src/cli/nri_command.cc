@@ -35,6 +35,7 @@ void RunNri(const NriFlags& f, Context& ctx) {
   if (!topology.ok()) return ctx.Fail(topology.status());
   std::optional<config::KubeletConfig> cfg = LoadConfigFlag(f.config, ctx);
   if (!cfg.has_value()) return;
+  if (!PrepareStateDir("--state-dir", f.state_dir, StateDirUse::kCreate, ctx)) return;
   if (!StartLogging(f.log_level, ctx)) return;
   nri::PluginOptions po;
   po.state_dir = f.state_dir;

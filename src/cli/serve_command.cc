@@ -39,6 +39,7 @@ void RunServe(const ServeOpts& o, Context& ctx) {
   }
   absl::StatusOr<std::string> socket = UnixSocketPath("--socket", o.socket);
   if (!socket.ok()) return ctx.Fail(socket.status());
+  if (!PrepareStateDir("--state-dir", o.flags.state_dir, StateDirUse::kCreate, ctx)) return;
   if (!StartLogging(o.log_level, ctx)) return;
 
   serve::DaemonOptions d;

@@ -58,6 +58,9 @@ struct Loaded {
 };
 
 std::optional<Loaded> Load(const StateOpts& o, Context& ctx) {
+  if (!PrepareStateDir("--kubelet-dir", o.kubelet_dir, StateDirUse::kExisting, ctx)) {
+    return std::nullopt;
+  }
   Loaded l;
   auto topo = LoadNode(o.node);
   if (!topo.ok()) {
@@ -343,6 +346,15 @@ void RunShow(const StateOpts& o, Context& ctx) {
 
 // ---- repair --------------------------------------------------------------------------
 
+// The files the plan rewrites, in the order ApplyRepair writes them.
+std::vector<std::string> PlannedFiles(const state::CheckReport& r, const state::RepairPlan& plan) {
+  std::vector<std::string> files;
+  if (plan.record_bytes) files.push_back(r.record_file.path);
+  if (plan.cpu_bytes) files.push_back(r.cpu_file.path);
+  if (plan.memory_bytes) files.push_back(r.memory_file.path);
+  return files;
+}
+
 void RunRepair(const StateOpts& o, Context& ctx) {
   auto l = Load(o, ctx);
   if (!l) return;
@@ -359,9 +371,7 @@ void RunRepair(const StateOpts& o, Context& ctx) {
     j["steps"] = plan->steps;
     j["unresolved"] = plan->unresolved;
     j["restartPods"] = plan->restart_pods;
-    j["files"] = ordered_json::array();
-    if (plan->cpu_bytes) j["files"].push_back(r->cpu_file.path);
-    if (plan->memory_bytes) j["files"].push_back(r->memory_file.path);
+    j["files"] = PlannedFiles(*r, *plan);
     j["applied"] = false;
     if (o.yes && plan->HasChanges()) {
       auto applied = state::ApplyRepair(*r, *plan, state::UtcTimestamp());
@@ -398,9 +408,7 @@ void RunRepair(const StateOpts& o, Context& ctx) {
   if (!plan->HasChanges()) return;
   if (!o.yes) {
     out << "\nnothing written (dry run); run again with --yes to write "
-        << (plan->cpu_bytes && plan->memory_bytes ? "both files"
-            : plan->cpu_bytes                     ? r->cpu_file.path
-                                                  : r->memory_file.path)
+        << fmt::format("{}", fmt::join(PlannedFiles(*r, *plan), ", "))
         << " (stop the kubelet first; a backup of each file is kept)\n";
     return;
   }

@@ -12,7 +12,7 @@
 
 #include "api/pod_yaml.h"
 #include "fmt/format.h"
-#include "resource/quantity.h"
+#include "resource/human_bytes.h"
 #include "topology/topology_json.h"
 
 namespace podtopo::compare {
@@ -286,10 +286,6 @@ absl::Status RunFirstFit(const Configuration& cfg, const std::vector<FleetNode>&
   return absl::OkStatus();
 }
 
-std::string Bytes(uint64_t bytes) {
-  return Quantity::FromInt(static_cast<int64_t>(bytes), Quantity::Format::kBinarySI).String();
-}
-
 std::string Pods(size_t n) { return n == 1 ? "1 pod" : fmt::format("{} pods", n); }
 
 // "default/a, default/b, default/c and 4 more"
@@ -509,7 +505,7 @@ std::vector<std::string> Differences(const ConfigResult& before, const ConfigRes
   }
   if (mem_a != mem_b) {
     out.push_back(fmt::format("the Memory Manager pins {} to NUMA nodes instead of {}",
-                              Bytes(mem_a), Bytes(mem_b)));
+                              HumanBytes(mem_a), HumanBytes(mem_b)));
   }
   return out;
 }

@@ -37,7 +37,7 @@ HintView ViewOf(const TopologyHint& h) {
 }
 
 std::string HintText(const HintView& h) {
-  return FormatNuma(h.numa) + (h.preferred ? " (preferred)" : "");
+  return FormatNuma(h.numa) + (h.preferred ? " (preferred)" : " (not preferred)");
 }
 
 std::string Plural(int64_t n, const char* one, const char* many) {
@@ -670,6 +670,13 @@ Explanation Explain(const PodAllocation& result) {
       const Step& s = e.steps.back();
       e.decision = fmt::format("admitted: {} accepted the merged hint {}", t.topology_policy,
                                HintText(s.merged));
+      if (!s.merged.preferred) {
+        // Only best-effort (and none) admit a hint that is not preferred.
+        e.decision += fmt::format(
+            ": no NUMA mask is preferred by every provider, and {} admits the pod anyway "
+            "(restricted and single-numa-node would reject it)",
+            t.topology_policy);
+      }
     }
   } else {
     e.decision = result.reason + ": " + result.message;
@@ -707,6 +714,15 @@ class Replayer {
     return std::move(*r);
   }
   std::optional<PodAllocation> Run(const Pod& pod) const { return Run(pod, scenario_.config); }
+  // Admits `pod` on an empty node of another shape.
+  static std::optional<PodAllocation> RunOnEmpty(const Pod& pod, const NodeTopology& topology,
+                                                 const config::KubeletConfig& config) {
+    auto node = Node::Create(topology, config, {});
+    if (!node.ok()) return std::nullopt;
+    auto r = (*node)->Admit(pod);
+    if (!r.ok()) return std::nullopt;
+    return std::move(*r);
+  }
 
  private:
   const Scenario& scenario_;
@@ -903,8 +919,8 @@ void SuggestPolicies(const AdmissionTrace& t, const Replayer& rp, const Scenario
     auto r = rp.Run(t.pod, cfg);
     if (!r.has_value() || !r->admitted) continue;
     std::string note = p == std::string(topologymanager::kPolicyBestEffort)
-                           ? " (best-effort admits whatever the alignment; CPUs and memory may "
-                             "sit on different NUMA nodes)"
+                           ? "; best-effort admits whatever the alignment, so CPUs and memory "
+                             "may sit on different NUMA nodes"
                            : "";
     std::string container = t.merges.empty() ? "" : t.merges.back().container;
     out.push_back({"policy",
@@ -912,6 +928,45 @@ void SuggestPolicies(const AdmissionTrace& t, const Replayer& rp, const Scenario
                                MergedOf(*r, container), note),
                    true});
   }
+}
+
+// The what-if "a node with larger NUMA nodes": this node's CPUs, memory and devices on one
+// NUMA node (and one socket), its reserved memory moved there. The largest NUMA node this
+// node's resources make: if the pod does not fit there, larger NUMA nodes do not help.
+std::pair<NodeTopology, config::KubeletConfig> AsOneNumaNode(const NodeTopology& topology,
+                                                            const config::KubeletConfig& config) {
+  NodeTopology one;
+  one.source = topology.source + " with its NUMA nodes as one";
+  for (int cpu : topology.cpus.AllCpus().List()) {
+    CpuInfo info = *topology.cpus.Info(cpu);
+    info.numa = 0;
+    info.socket = 0;
+    one.cpus.AddCpu(cpu, info);
+  }
+  one.cpus.SetCountsFromCpus();
+  NumaNode merged;
+  merged.distances = {10};
+  for (const NumaNode& n : topology.numa_nodes) {
+    merged.memory += n.memory;
+    for (const auto& [type, bytes] : n.hugepages) merged.hugepages[type] += bytes;
+  }
+  one.numa_nodes = {merged};
+  one.devices = topology.devices;
+  for (Device& d : one.devices) {
+    if (d.numa >= 0) d.numa = 0;
+  }
+  config::KubeletConfig cfg = config;
+  if (!cfg.reserved_memory.empty()) {
+    config::MemoryReservation all;
+    for (const auto& r : config.reserved_memory) {
+      for (const auto& [type, q] : r.limits) {
+        auto [it, inserted] = all.limits.emplace(type, q);
+        if (!inserted) it->second.Add(q);
+      }
+    }
+    cfg.reserved_memory = {all};
+  }
+  return {std::move(one), std::move(cfg)};
 }
 
 void SuggestEmptyNode(const AdmissionTrace& t, const Replayer& rp, const Scenario& sc,
@@ -947,8 +1002,17 @@ void SuggestEmptyNode(const AdmissionTrace& t, const Replayer& rp, const Scenari
   }
   std::string reason = r.has_value() ? r->reason : "";
   std::string need;
+  bool verified = false;
   if (reason == kReasonTopologyAffinity) {
-    need = "it needs a node with larger NUMA nodes, or a smaller request";
+    // Advice only when admitting the pod on larger NUMA nodes says it helps.
+    auto [one, one_config] = AsOneNumaNode(sc.topology, sc.config);
+    auto larger = Replayer::RunOnEmpty(t.pod, one, one_config);
+    verified = larger.has_value() && larger->admitted;
+    need = verified ? "a node with larger NUMA nodes admits it (checked with this node's CPUs "
+                      "and memory as one NUMA node)"
+                    : "the pod itself must change (larger NUMA nodes would not help: checked "
+                      "with this node's CPUs and memory as one NUMA node)";
+    if (!verified) detail.clear();  // the NUMA nodes' size is not what rejects it
   } else if (reason.rfind("OutOf", 0) == 0) {
     need = fmt::format("it needs a node with more allocatable {}, or a smaller request",
                        reason.substr(5));
@@ -960,7 +1024,7 @@ void SuggestEmptyNode(const AdmissionTrace& t, const Replayer& rp, const Scenari
   out.push_back({"node",
                  fmt::format("even an empty node of this shape rejects it{}{}: {}",
                              reason.empty() ? "" : " with " + reason, detail, need),
-                 false});
+                 verified});
 }
 
 // The pod-level budget raised until its shared containers get something (EmptyPodSharedPool).
@@ -1126,6 +1190,12 @@ absl::StatusOr<std::vector<Explanation>> ExplainPods(const Scenario& scenario,
     auto r = (*node)->Admit(pod);
     if (!r.ok()) return r.status();
     Explanation e = Explain(*r);
+    if (r->replaced) {
+      e.note = fmt::format(
+          "pod {} changed; admitting it again (the state dir holds it with another spec: that "
+          "allocation is released first)",
+          pod.Key());
+    }
     if (r->trace == nullptr) {
       // Already admitted (state dir): explain it as if it arrived now on the node without it,
       // and keep the CPUs it holds.

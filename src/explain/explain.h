@@ -88,7 +88,11 @@ struct ContainerView {
 };
 
 struct Suggestion {
-  std::string kind;  // "smaller-request", "policy", "cpu-policy-option", "empty-node", "larger-budget", "node"
+  // "smaller-request", "policy", "cpu-policy-option", "empty-node", "larger-budget", "node"
+  // ("node": even an empty node of this shape rejects the pod, and what would help; a
+  // TopologyAffinityError's "larger NUMA nodes" is said only when checked, with this node's
+  // resources as one NUMA node).
+  std::string kind;
   std::string text;
   bool verified = false;  // re-running the admission with the change admitted the pod
 };
@@ -126,8 +130,9 @@ struct Scenario {
 };
 
 // Explains `pods` in order, as if admitted one after another on the scenario's node (each pod
-// sees the pods admitted before it). Rejected pods get suggestions, each checked by re-running
-// the admission on a copy of the node. Errors: the node cannot be created (config, state dir),
+// sees the pods admitted before it). A pod the state dir holds with another spec is admitted
+// again as Node::Admit does (its note says so). Rejected pods get suggestions, each checked by
+// re-running the admission on a copy of the node. Errors: the node cannot be created (config, state dir),
 // or a pod conflicts with an admitted one (Node::Admit errors).
 absl::StatusOr<std::vector<Explanation>> ExplainPods(const Scenario& scenario,
                                                      const std::vector<Pod>& pods);

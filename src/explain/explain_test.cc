@@ -174,11 +174,13 @@ TEST(ExplainTest, SingleNumaNodePodScopeNoNodeHoldsTheBudget) {
   ASSERT_NE(policy, nullptr);
   EXPECT_THAT(policy->text, HasSubstr("best-effort"));
   for (const auto& sug : e.suggestions) EXPECT_THAT(sug.text, ::testing::Not(HasSubstr("restricted")));
-  // Even an empty demo node cannot hold 20 CPUs on one NUMA node.
+  // Even an empty demo node cannot hold 20 CPUs on one NUMA node; larger NUMA nodes would
+  // (checked with the demo node's CPUs and memory as one NUMA node).
   const Suggestion* node = Suggested(e, "node");
   ASSERT_NE(node, nullptr);
-  EXPECT_FALSE(node->verified);
+  EXPECT_TRUE(node->verified);
   EXPECT_THAT(node->text, HasSubstr("16 allocatable CPUs"));
+  EXPECT_THAT(node->text, HasSubstr("a node with larger NUMA nodes admits it"));
   EXPECT_THAT(RenderText(e), HasSubstr("cpu: need 20, free 15 on NUMA 0"));
 }
 
@@ -204,6 +206,19 @@ TEST(ExplainTest, RestrictedPodScopeMergedHintNotPreferred) {
   const Suggestion* policy = Suggested(e, "policy");
   ASSERT_NE(policy, nullptr);
   EXPECT_THAT(policy->text, HasSubstr("best-effort"));
+}
+
+// Issue 22 item 12.4: best-effort admits a pod whose merged hint is not preferred; the decision
+// says so (the old code: "admitted: best-effort accepted the merged hint NUMA 0,1").
+TEST(ExplainTest, BestEffortSaysTheAdmittedHintIsNotPreferred) {
+  auto ex = ExplainFile(Testdata("big-pod-level.yaml"), Config(Testdata("best-effort-pod.yaml")));
+  ASSERT_EQ(ex.size(), 1u);
+  const Explanation& e = ex[0];
+  EXPECT_TRUE(e.admitted);
+  ASSERT_EQ(e.steps.size(), 1u);
+  EXPECT_FALSE(e.steps[0].merged.preferred);
+  EXPECT_THAT(e.decision, HasSubstr("best-effort accepted the merged hint NUMA 0,1 (not preferred)"));
+  EXPECT_THAT(e.decision, HasSubstr("restricted and single-numa-node would reject it"));
 }
 
 TEST(ExplainTest, SingleNumaNodeContainerScope) {
@@ -306,6 +321,33 @@ TEST(ExplainTest, EmptySharedPoolIsATopologyAffinityErrorUnderSingleNumaNode) {
   const Suggestion* larger = Suggested(e, "larger-budget");
   ASSERT_NE(larger, nullptr);
   EXPECT_TRUE(larger->verified);
+}
+
+// Issue 22 item 9: for the docs' shop/all-in-main (4 CPUs, the main container takes all of
+// them) explain advised "a node with larger NUMA nodes", which a 4-CPU pod on 16-CPU NUMA
+// nodes does not need and which would not help. Every advice is checked by an admission.
+TEST(ExplainTest, NoAdviceThatWouldNotHelp) {
+  auto ex = ExplainFile(testing::SourceDir() + "/docs/examples/pod-sidecar-list.yaml",
+                        SeedConfig());
+  const Explanation* e = nullptr;
+  for (const auto& x : ex) {
+    if (x.pod == "shop/all-in-main") e = &x;
+  }
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->reason, "TopologyAffinityError");
+  for (const auto& sug : e->suggestions) {
+    EXPECT_THAT(sug.text, ::testing::Not(HasSubstr("larger NUMA nodes admits"))) << sug.kind;
+    EXPECT_THAT(sug.text, ::testing::Not(HasSubstr("a smaller request"))) << sug.kind;
+  }
+  const Suggestion* node = Suggested(*e, "node");
+  ASSERT_NE(node, nullptr);
+  EXPECT_FALSE(node->verified);
+  EXPECT_THAT(node->text, HasSubstr("the pod itself must change"));
+  // What does help is checked: a larger pod budget.
+  const Suggestion* larger = Suggested(*e, "larger-budget");
+  ASSERT_NE(larger, nullptr);
+  EXPECT_TRUE(larger->verified);
+  EXPECT_THAT(larger->text, HasSubstr("cpu 5 (instead of 4)"));
 }
 
 TEST(ExplainTest, OutOfCpu) {

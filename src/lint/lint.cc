@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "admission/admission_error.h"
 #include "admission/node.h"
 #include "admission/pod_requests.h"
 #include "api/pod_gates.h"
@@ -329,11 +330,20 @@ class Linter {
         }
         if (!field.empty()) message = message.substr(colon + 2);
       }
+      // Too many NUMA nodes: Node::Create's message ends with the fix; it is the hint here.
+      std::string hint = NumaNodeLimitFix(node_, cfg_);
+      if (!hint.empty() && message.size() > hint.size() + 2 &&
+          message.compare(message.size() - hint.size() - 2, std::string::npos, "; " + hint) == 0) {
+        message.resize(message.size() - hint.size() - 2);
+      }
+      if (hint.empty()) {
+        hint =
+            "adjust the configuration to this node (e.g. reservedSystemCPUs within the node's "
+            "CPUs, align-by-socket only on a node with no more sockets than NUMA nodes)";
+      }
       AddConfig(Severity::kError, "node-startup", field,
                 fmt::format("the kubelet would not start on {}: {}", node_.source, message),
-                "adjust the configuration to this node (e.g. topologyManagerPolicyOptions "
-                "max-allowable-numa-nodes on a node with more than 8 NUMA nodes, "
-                "reservedSystemCPUs within the node's CPUs)");
+                std::move(hint));
     }
   }
 
@@ -596,6 +606,18 @@ class Linter {
     report_.pods.push_back(std::move(roles));
   }
 
+  // How the admission (Node::Admit, on an empty node of this shape under this configuration)
+  // rejects `pod`; nullopt when it admits it or the node cannot be built (node-startup says
+  // why).
+  std::optional<PodAllocation> RejectionOnEmptyNode(const Pod& pod) const {
+    auto node = Node::Create(node_, cfg_, {});
+    if (!node.ok()) return std::nullopt;
+    (*node)->set_tracing(false);
+    auto r = (*node)->Admit(pod);
+    if (!r.ok() || r->admitted) return std::nullopt;
+    return std::move(*r);
+  }
+
   void LintBubble(const Pod& pod, const PodRoles& roles) {
     const int total = roles.bubble_cpus;
     int long_running_exclusive = 0;
@@ -611,6 +633,12 @@ class Linter {
     }
     absl::Status valid = sizing_->ValidatePodScopeResources(pod);
     if (!valid.ok()) {
+      // The reason is the admission's (admit, explain and compare say the same): under
+      // single-numa-node and restricted the Topology Manager's merge rejects the pod first
+      // (the CPU Manager offers no placement), under best-effort the CPU Manager's check.
+      const std::optional<PodAllocation> rejection = RejectionOnEmptyNode(pod);
+      const std::string reason = rejection.has_value() ? rejection->reason
+                                                       : std::string(kReasonEmptyPodSharedPool);
       std::string amounts;
       if (!shared.empty()) {
         amounts = fmt::format(
@@ -628,7 +656,12 @@ class Linter {
                     "lower an exclusive container's cpu",
                     long_running_exclusive + 1);
       AddPod(Severity::kError, "empty-shared-pool", pod, nullptr, "spec.resources.requests.cpu",
-             fmt::format("EmptyPodSharedPoolError: {}{}", valid.message(), amounts),
+             fmt::format("{}: {}{}", reason,
+                         reason == kReasonEmptyPodSharedPool
+                             ? std::string(valid.message())
+                             : fmt::format("the pod's shared pool would be empty ({})",
+                                           valid.message()),
+                         amounts),
              std::move(hint));
       return;
     }

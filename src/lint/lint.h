@@ -10,7 +10,8 @@
 //   - the checklist on top: gates off or implicit, cpuManagerPolicy not static,
 //     memoryManagerPolicy not Static, topologyManagerPolicy none, container scope;
 //   - for every pod: the container roles (the CPU Manager's own classification, see
-//     ClassifyPod), an empty pod shared pool (the kubelet's validatePodScopeResources), a pod
+//     ClassifyPod), an empty pod shared pool (the kubelet's validatePodScopeResources, with
+//     the rejection reason the admission gives: Node::Admit on an empty node), a pod
 //     that is not Guaranteed, non-integral budgets, budgets larger than any single NUMA node
 //     under single-numa-node, SMT misaligned budgets under full-pcpus-only, sidecars that hold
 //     exclusive cores, and budgets left idle.

@@ -122,6 +122,44 @@ TEST(LintCli, MissingConfigFileIsBadInput) {
   EXPECT_NE(r.err.find("nope.yaml"), std::string::npos) << r.err;
 }
 
+// Issue 22 item 8: for shop/all-in-main under single-numa-node, lint said
+// EmptyPodSharedPoolError while admit, explain and compare say TopologyAffinityError (the
+// kubelet's answer). Lint now gives the admission's reason, under every policy.
+TEST(LintCli, RejectionReasonIsTheAdmissionsReason) {
+  const std::string pods = Example("pod-sidecar-list.yaml");
+  std::string best_effort = testing::ReadFileOrEmpty(Example("kubelet-config.yaml"));
+  const std::string from = "topologyManagerPolicy: single-numa-node";
+  ASSERT_NE(best_effort.find(from), std::string::npos);
+  best_effort.replace(best_effort.find(from), from.size(), "topologyManagerPolicy: best-effort");
+  for (const std::string& config :
+       {Example("kubelet-config.yaml"), WriteFile("best-effort.yaml", best_effort)}) {
+    Result admit = Podtopo("admit -o json --config " + config + " " + pods);
+    ASSERT_EQ(admit.exit_code, 3) << admit.err;
+    std::string reason;
+    const auto admitted = nlohmann::json::parse(admit.out);
+    for (const auto& p : admitted["pods"]) {
+      if (p["name"] == "all-in-main") reason = p["reason"];
+    }
+    ASSERT_FALSE(reason.empty()) << admit.out;
+    Result lint = Podtopo("lint -o json --config " + config + " " + pods);
+    auto j = nlohmann::json::parse(lint.out);
+    int found = 0;
+    for (const auto& f : j["findings"]) {
+      if (f["pod"] != "shop/all-in-main" || f["code"] != "empty-shared-pool") continue;
+      ++found;
+      const std::string message = f["message"];
+      EXPECT_EQ(message.rfind(reason + ": ", 0), 0u) << config << ": " << message;
+    }
+    EXPECT_EQ(found, 1) << config << ": " << lint.out;
+  }
+  // The two policies give the two reasons.
+  Result single = Podtopo("lint --config " + Example("kubelet-config.yaml") + " " + pods);
+  EXPECT_NE(single.out.find("shop/all-in-main spec.resources.requests.cpu: TopologyAffinityError: "
+                            "the pod's shared pool would be empty"),
+            std::string::npos)
+      << single.out;
+}
+
 TEST(LintCli, OtherNode) {
   // preset:dual-socket-ht has two NUMA nodes of 6 CPUs (CPU 0 reserved): a 6-CPU budget fits
   // only NUMA 1 and a 7-CPU budget none.

@@ -4,6 +4,7 @@
 
 #include "explain/explain.h"
 #include "fmt/format.h"
+#include "resource/human_bytes.h"
 
 namespace podtopo {
 namespace {
@@ -40,7 +41,7 @@ std::string FormatMemory(const std::vector<MemoryBlockView>& blocks) {
     std::string nodes;
     for (int n : b.numa_nodes) nodes += (nodes.empty() ? "" : ",") + std::to_string(n);
     std::string type = b.type == "memory" ? "" : b.type + ":";
-    out += fmt::format("{}{}@{}", type, FormatBytes(b.size), nodes.empty() ? "-" : nodes);
+    out += fmt::format("{}{}@{}", type, HumanBytes(b.size), nodes.empty() ? "-" : nodes);
   }
   return out;
 }
@@ -48,18 +49,6 @@ std::string FormatMemory(const std::vector<MemoryBlockView>& blocks) {
 std::string Or(const std::string& s, const char* dash = "-") { return s.empty() ? dash : s; }
 
 }  // namespace
-
-std::string FormatBytes(uint64_t bytes) {
-  static const char* kUnits[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-  if (bytes == 0) return "0";
-  int unit = -1;
-  uint64_t v = bytes;
-  while (v % 1024 == 0 && unit < 5) {
-    v /= 1024;
-    ++unit;
-  }
-  return unit < 0 ? std::to_string(bytes) : fmt::format("{}{}", v, kUnits[unit]);
-}
 
 std::string FormatHint(const std::optional<topologymanager::TopologyHint>& hint) {
   if (!hint.has_value()) return "-";
@@ -71,7 +60,7 @@ std::string FormatHint(const std::optional<topologymanager::TopologyHint>& hint)
     for (int b : hint->affinity->GetBits()) nodes += (nodes.empty() ? "" : ",") + std::to_string(b);
     s = "NUMA " + nodes;
   }
-  return hint->preferred ? s + " (preferred)" : s;
+  return s + (hint->preferred ? " (preferred)" : " (not preferred)");
 }
 
 nlohmann::ordered_json PodAllocationJson(const PodAllocation& pod) {

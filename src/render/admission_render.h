@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "admission/node.h"
+#include "explain/explain.h"
 #include "nlohmann/json.hpp"
 
 namespace podtopo {
@@ -38,9 +39,12 @@ std::string RenderAdmissionJson(const std::vector<PodAllocation>& pods, const No
 std::string RenderAdmissionTable(const std::vector<PodAllocation>& pods, const NodePools& node,
                                  bool wide = false);
 
-// "2Gi", "1536Mi", "512" — exact binary units where the size divides evenly.
-std::string FormatBytes(uint64_t bytes);
-// "NUMA 0", "NUMA 0,1", "any" (nil affinity), with " (preferred)" when preferred.
+// Exact binary units ("2Gi", "1536Mi", "512"): explain::FormatSize, under the name the
+// PodResources client's tables (src/client) use. podtopo's own tables and pictures say amounts
+// with HumanBytes (resource/human_bytes.h).
+inline std::string FormatBytes(uint64_t bytes) { return explain::FormatSize(bytes); }
+// "NUMA 0 (preferred)", "NUMA 0,1 (not preferred)" (best-effort admits it), "any (preferred)"
+// (nil affinity); "-" without a hint.
 std::string FormatHint(const std::optional<topologymanager::TopologyHint>& hint);
 
 }  // namespace podtopo

@@ -78,6 +78,18 @@ TEST(AdmissionRenderTest, TableShowsVerdictsPoolsAndReasons) {
   EXPECT_NE(t.find("default (shared) cpuset 0-1"), std::string::npos);
 }
 
+// Issue 22 item 12.4: a merged hint that is not preferred (best-effort admits it) says so in
+// the table; the old code printed "NUMA 0,1" alone.
+TEST(AdmissionRenderTest, TableSaysWhenTheHintIsNotPreferred) {
+  PodAllocation p = Sample();
+  p.topology_hint = topologymanager::TopologyHint{topologymanager::BitMask::FromUint64(3), false};
+  p.containers[1].topology_hint = p.topology_hint;
+  std::string t = RenderAdmissionTable({p}, {}, /*wide=*/true);
+  EXPECT_NE(t.find("NUMA 0,1 (not preferred)"), std::string::npos) << t;
+  EXPECT_EQ(FormatHint(p.topology_hint), "NUMA 0,1 (not preferred)");
+  EXPECT_EQ(FormatHint(Sample().topology_hint), "NUMA 0 (preferred)");
+}
+
 TEST(AdmissionRenderTest, WideAddsContainerHints) {
   PodAllocation p = Sample();
   p.containers[1].topology_hint =
@@ -88,7 +100,7 @@ TEST(AdmissionRenderTest, WideAddsContainerHints) {
   EXPECT_EQ(narrow.find("HINT / DEVICES"), std::string::npos);
   EXPECT_NE(narrow.find("example.com/gpu=gpu1"), std::string::npos);
   EXPECT_NE(wide.find("HINT / DEVICES"), std::string::npos);
-  EXPECT_NE(wide.find("NUMA 1 example.com/gpu=gpu1"), std::string::npos);
+  EXPECT_NE(wide.find("NUMA 1 (not preferred) example.com/gpu=gpu1"), std::string::npos);
 }
 
 TEST(AdmissionRenderTest, WideExplainsTracedAdmissionsTableAndJsonDoNot) {
@@ -111,13 +123,6 @@ TEST(AdmissionRenderTest, WideExplainsTracedAdmissionsTableAndJsonDoNot) {
   PodAllocation untraced = *a;
   untraced.trace = nullptr;
   EXPECT_EQ(RenderAdmissionJson({*a}, pools), RenderAdmissionJson({untraced}, pools));
-}
-
-TEST(AdmissionRenderTest, FormatBytesUsesExactBinaryUnits) {
-  EXPECT_EQ(FormatBytes(0), "0");
-  EXPECT_EQ(FormatBytes(512), "512");
-  EXPECT_EQ(FormatBytes(1536ull << 20), "1536Mi");
-  EXPECT_EQ(FormatBytes(2ull << 30), "2Gi");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "fmt/format.h"
 #include "render/admission_render.h"
 #include "render/node_picture.h"
+#include "resource/human_bytes.h"
 
 namespace podtopo {
 namespace {
@@ -132,8 +133,8 @@ std::vector<std::vector<std::string>> TotalRows(const CompareResult& r) {
           auto n = t.memory.find(numa);
           if (n == t.memory.end() || !n->second.contains(type)) return std::string("-");
           const auto& use = n->second.at(type);
-          return fmt::format("{} of {}", FormatBytes(use.allocated),
-                             FormatBytes(use.allocatable));
+          return fmt::format("{} of {}", HumanBytes(use.allocated),
+                             HumanBytes(use.allocatable));
         });
   }
   return rows;
@@ -495,9 +496,9 @@ CompareChart BuildCompareChart(const CompareResult& result) {
         if (n != c.total.memory.end() && n->second.contains(type)) use = n->second.at(type);
         l.Bar("memory", c.config, fmt::format("{} · NUMA {} {}", c.config, numa, type),
               {{"allocated", "pinned", std::string(kChartMemoryColor), double(use.allocated),
-                FormatBytes(use.allocated)}},
+                HumanBytes(use.allocated)}},
               max_memory,
-              fmt::format("{} of {}", FormatBytes(use.allocated), FormatBytes(use.allocatable)),
+              fmt::format("{} of {}", HumanBytes(use.allocated), HumanBytes(use.allocatable)),
               double(use.allocatable));
       }
     }

@@ -101,6 +101,11 @@ TEST(CompareTable, TotalsDifferencesAndNodes) {
   EXPECT_THAT(ft, HasSubstr("\nPer node:\nNODE"));
   EXPECT_THAT(ft, HasSubstr("\nn-2  "));
   EXPECT_EQ(CompareJson(fleet, nullptr)["placement"], "first-fit");
+  // Issue 22 item 12.3: memory amounts in readable units (HumanBytes), not "45780Mi": NUMA 0
+  // of a demo node has 16Gi - 1124Mi allocatable, three of them 44.7Gi.
+  EXPECT_THAT(t, HasSubstr(" of 14.9Gi"));
+  EXPECT_THAT(ft, HasSubstr(" of 44.7Gi"));
+  EXPECT_THAT(ft, Not(HasSubstr("45780Mi")));
 }
 
 TEST(CompareChart, BarsAreProportionalAndEscaped) {

@@ -9,7 +9,7 @@
 
 #include "fmt/format.h"
 #include "render/admission_render.h"
-#include "render/topology_table.h"
+#include "resource/human_bytes.h"
 
 namespace podtopo {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "admission/node.h"
 #include "api/pod_yaml.h"
-#include "cli/cli.h"
+#include "cli/cli_testing.h"
 #include "config/kubelet_config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -27,23 +27,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-struct Result {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
-
-Result RunCli(std::vector<std::string> args) {
-  args.insert(args.begin(), "podtopo");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  std::ostringstream out, err;
-  Result r;
-  r.code = cli::Run(static_cast<int>(argv.size()), argv.data(), out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+using Result = cli::CliResult;
+using cli::RunCli;
 
 size_t Count(const std::string& text, const std::string& needle) {
   size_t n = 0;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "resource/human_bytes.h"
 #include "topology/hugepages.h"
 
 namespace podtopo {
@@ -106,25 +107,6 @@ std::string HugepagesText(const NumaNode& n) {
 }
 
 }  // namespace
-
-std::string HumanBytes(uint64_t bytes) {
-  static const char* const kUnits[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-  if (bytes == 0) return "0";
-  size_t exact = 0;
-  uint64_t v = bytes;
-  while (v % 1024 == 0 && exact < 6) {
-    v /= 1024;
-    ++exact;
-  }
-  if (v < 10240 || exact == 6) return fmt::format("{}{}", v, kUnits[exact]);
-  size_t unit = 0;
-  double d = static_cast<double>(bytes);
-  while (d >= 1024.0 && unit < 6) {
-    d /= 1024.0;
-    ++unit;
-  }
-  return fmt::format("{:.{}f}{}", d, d < 10 ? 2 : (d < 100 ? 1 : 0), kUnits[unit]);
-}
 
 std::string RenderTopologyTable(const NodeTopology& node) {
   const CpuTopology& t = node.cpus;

@@ -22,19 +22,14 @@
 #ifndef PODTOPO_RENDER_TOPOLOGY_TABLE_H_
 #define PODTOPO_RENDER_TOPOLOGY_TABLE_H_
 
-#include <cstdint>
 #include <string>
 
 #include "topology/node_topology.h"
 
 namespace podtopo {
 
-// The tables, ending with a newline.
+// The tables, ending with a newline. Amounts of memory are HumanBytes (resource/human_bytes.h).
 std::string RenderTopologyTable(const NodeTopology& node);
-
-// Bytes in binary units: exact when a unit divides it into fewer than 10240 ("16Gi",
-// "1536Mi", "512"), otherwise 3 significant digits of the largest unit that fits ("5.09Gi").
-std::string HumanBytes(uint64_t bytes);
 
 }  // namespace podtopo
 

@@ -106,15 +106,5 @@ TEST(RenderTopologyTable, LongCpusetsAndCoreListsWrap) {
   EXPECT_THAT(out, HasSubstr("\n      275-276,283-284\n1     3-4,11-12,"));
 }
 
-TEST(HumanBytes, Units) {
-  EXPECT_EQ(HumanBytes(0), "0");
-  EXPECT_EQ(HumanBytes(512), "512");
-  EXPECT_EQ(HumanBytes(uint64_t{16} << 30), "16Gi");
-  EXPECT_EQ(HumanBytes(uint64_t{1536} << 20), "1536Mi");
-  EXPECT_EQ(HumanBytes(uint64_t{5334812} * 1024), "5.09Gi");
-  EXPECT_EQ(HumanBytes(123456789), "118Mi");
-  EXPECT_EQ(HumanBytes(UINT64_MAX), "16.0Ei");
-}
-
 }  // namespace
 }  // namespace podtopo

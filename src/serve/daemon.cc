@@ -45,28 +45,6 @@ bool IsManifestName(const std::string& name) {
   return ends(".yaml") || ends(".yml") || ends(".json");
 }
 
-void AppendResources(std::string& out, const ResourceRequirements& r) {
-  for (const auto& [k, q] : r.requests) out += fmt::format("r:{}={};", k, q.String());
-  for (const auto& [k, q] : r.limits) out += fmt::format("l:{}={};", k, q.String());
-}
-
-// The parts of a pod admission and reporting read: a changed fingerprint re-admits the pod.
-std::string Fingerprint(const Pod& pod) {
-  std::string out = fmt::format("{}|{}|{}|", pod.namespace_name, pod.name, pod.uid);
-  if (pod.resources.has_value()) {
-    out += "pod:";
-    AppendResources(out, *pod.resources);
-  }
-  auto add = [&](const Container& c) {
-    out += fmt::format("|{}:{}:", c.name, ContainerKindName(c.kind));
-    AppendResources(out, c.resources);
-  };
-  for (const auto& c : pod.init_containers) add(c);
-  for (const auto& c : pod.containers) add(c);
-  for (const auto& c : pod.ephemeral_containers) add(c);
-  return out;
-}
-
 }  // namespace
 
 class Daemon::Impl {
@@ -234,7 +212,7 @@ class Daemon::Impl {
         const Pod* recorded = node_->FindPod(a.namespace_name, a.name);
         auto it = manifest_pods.find(key);
         if (it != manifest_pods.end() && recorded != nullptr &&
-            Fingerprint(it->second) == Fingerprint(*recorded)) {
+            SamePodSpec(it->second, *recorded)) {
           pods_[key] = it->second;
         } else if (recorded != nullptr) {
           pods_[key] = *recorded;
@@ -486,13 +464,13 @@ class Daemon::Impl {
       }
       owner_[key] = name;
       kept.push_back(key);
-      const std::string fp = Fingerprint(pod);
+      const std::string fp = PodSpecFingerprint(pod);
       bool admitted;
       {
         std::lock_guard<std::mutex> lock(mu_);
         auto it = pods_.find(key);
         admitted = it != pods_.end();
-        if (admitted && Fingerprint(it->second) == fp) {
+        if (admitted && PodSpecFingerprint(it->second) == fp) {
           it->second = pod;  // same resource model: keep the allocation
           continue;
         }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <set>
 
+#include "admission/pod_record.h"
 #include "admission/pod_requests.h"
 #include "admission/state_files.h"
 #include "api/pod_gates.h"
@@ -1150,8 +1151,71 @@ absl::StatusOr<CheckReport> Check(const std::string& kubelet_dir, const Environm
   r.memory = std::move(mem.cp);
   for (auto& f : cpu.findings) r.findings.push_back(std::move(f));
   for (auto& f : mem.findings) r.findings.push_back(std::move(f));
+  r.record_file.name = kPodRecordFile;
+  r.record_file.path = JoinPath(kubelet_dir, kPodRecordFile);
+  absl::StatusOr<std::string> record = ReadFile(r.record_file.path);
+  r.record_file.exists = !absl::IsNotFound(record.status());
+  r.record_file.read_ok = record.ok();
+  if (record.ok()) r.record_file.bytes = std::move(*record);
   return r;
 }
+
+namespace {
+
+// The pods that hold an entry in either checkpoint.
+std::set<std::string> PodsWithEntries(const std::optional<checkpoint::CpuCheckpoint>& cpu,
+                                      const std::optional<checkpoint::MemoryCheckpoint>& memory) {
+  std::set<std::string> uids;
+  if (cpu.has_value()) {
+    for (const auto& [uid, _] : cpu->entries) uids.insert(uid);
+    for (const auto& [uid, _] : cpu->pod_entries) uids.insert(uid);
+  }
+  if (memory.has_value()) {
+    for (const auto& [uid, _] : memory->entries) uids.insert(uid);
+    for (const auto& [uid, _] : memory->pod_entries) uids.insert(uid);
+  }
+  return uids;
+}
+
+// podtopo's record without the pods the planned checkpoints drop (they held entries, hold
+// none after the repair, and are not running): one truth about the directory.
+void PlanRecord(const CheckReport& report, const RunningPods* running, RepairPlan& plan) {
+  if (running == nullptr || !report.record_file.exists) return;
+  const std::string& path = report.record_file.path;
+  if (!report.record_file.read_ok) {
+    plan.unresolved.push_back(fmt::format(
+        "{}: podtopo's record cannot be read, so the pods this repair drops stay in it (podtopo "
+        "would admit them again): fix or remove the file",
+        path));
+    return;
+  }
+  auto record = ParsePodRecord(report.record_file.bytes, path);
+  if (!record.ok()) {
+    plan.unresolved.push_back(fmt::format(
+        "{} (the pods this repair drops stay in podtopo's record, and podtopo would admit them "
+        "again: fix or remove the file)",
+        record.status().message()));
+    return;
+  }
+  const std::set<std::string> before = PodsWithEntries(report.cpu, report.memory);
+  const std::set<std::string> after =
+      PodsWithEntries(plan.cpu.has_value() ? plan.cpu : report.cpu,
+                      plan.memory.has_value() ? plan.memory : report.memory);
+  std::vector<PodRecordEntry> kept;
+  for (PodRecordEntry& e : *record) {
+    const std::string& uid = e.pod.uid;
+    if (before.count(uid) && !after.count(uid) && !running->uids.count(uid)) {
+      plan.steps.push_back(fmt::format(
+          "{}: pod {} ({}) is not running: drop it from podtopo's record with its entries",
+          path, e.pod.Key(), uid));
+      continue;
+    }
+    kept.push_back(std::move(e));
+  }
+  if (kept.size() != record->size()) plan.record_bytes = MarshalPodRecord(kept);
+}
+
+}  // namespace
 
 absl::StatusOr<RepairPlan> PlanRepair(const CheckReport& report, const Environment& env,
                                       const RunningPods* running) {
@@ -1209,6 +1273,7 @@ absl::StatusOr<RepairPlan> PlanRepair(const CheckReport& report, const Environme
       }
     }
   }
+  PlanRecord(report, running, plan);
   return plan;
 }
 
@@ -1219,7 +1284,10 @@ absl::StatusOr<RepairResult> ApplyRepair(const CheckReport& report, const Repair
     const FileStatus* file;
     const std::optional<std::string>* bytes;
   };
-  for (const Job& job : {Job{&report.cpu_file, &plan.cpu_bytes},
+  // The record first: a stop after it leaves stale checkpoint entries, which podtopo releases
+  // at its next start; never a recorded pod without its entries.
+  for (const Job& job : {Job{&report.record_file, &plan.record_bytes},
+                         Job{&report.cpu_file, &plan.cpu_bytes},
                          Job{&report.memory_file, &plan.memory_bytes}}) {
     if (!job.bytes->has_value()) continue;
     const std::string& path = job.file->path;

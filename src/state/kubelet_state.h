@@ -25,6 +25,14 @@
 // (`<file>.podtopo-backup-<UTC timestamp>`, never overwriting one), then writes the new
 // checkpoint atomically in the v1.37 format (CPU V4, memory V3).
 //
+// A podtopo state dir (`podtopo admit --state-dir`) also holds podtopo's record of admitted
+// pods (admission/pod_record.h, `podtopo_pods.json`). The checkpoints are the truth about
+// what each pod holds and the record says which pods are on the node; the two must agree, or
+// the next `podtopo show|admit` would admit the dropped pods again. So a repair that drops
+// pods (not running) drops them from the record too, written first with its own backup: a
+// stop between the record and the checkpoints leaves only stale checkpoint entries, which
+// podtopo releases at its next start (docs/state.md "One truth").
+//
 // Example:
 //   Environment env{LoadNode("sysfs:/sys").value(), config::SeedDefault()};
 //   absl::StatusOr<CheckReport> r = Check("/var/lib/kubelet", env, nullptr);
@@ -88,6 +96,9 @@ struct CheckReport {
   std::string kubelet_dir;
   FileStatus cpu_file;
   FileStatus memory_file;
+  // podtopo's record (`podtopo_pods.json`), when the directory is a podtopo state dir: read
+  // for the repair only (version 0; the kubelet never reads it).
+  FileStatus record_file;
   // The decoded contents whatever their policy (nullopt when missing or not decodable).
   std::optional<checkpoint::CpuCheckpoint> cpu;
   std::optional<checkpoint::CpuCheckpointV1> cpu_v1;
@@ -113,10 +124,13 @@ struct RepairPlan {
   std::vector<std::string> restart_pods;  // pods whose pinned CPUs/memory change
   std::optional<std::string> cpu_bytes;     // the new cpu_manager_state (nullopt = unchanged)
   std::optional<std::string> memory_bytes;  // the new memory_manager_state
+  std::optional<std::string> record_bytes;  // the new podtopo_pods.json (the pods dropped)
   std::optional<checkpoint::CpuCheckpoint> cpu;
   std::optional<checkpoint::MemoryCheckpoint> memory;
 
-  bool HasChanges() const { return cpu_bytes.has_value() || memory_bytes.has_value(); }
+  bool HasChanges() const {
+    return cpu_bytes.has_value() || memory_bytes.has_value() || record_bytes.has_value();
+  }
 };
 
 // Plans the repair of what `report` found. Errors: the configuration is invalid for the node.
@@ -128,7 +142,7 @@ struct RepairResult {
   std::vector<std::string> written;  // rewritten checkpoint paths
 };
 
-// Writes the plan: for each changed file, first a byte-identical backup
+// Writes the plan, podtopo's record first: for each changed file, first a byte-identical backup
 // `<path>.podtopo-backup-<timestamp>` (a numbered suffix is added when that name exists; an
 // existing backup is never overwritten), verified by reading it back, then the new bytes with
 // WriteFileAtomically (0600). Errors (nothing of that file is changed): the file changed since

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -163,6 +164,61 @@ TEST(StateCli, RepairJson) {
   fs::remove_all(dir);
 }
 
+// Issue 22 item 7: after `state repair --yes` dropped a pod that no longer runs, `show` (and
+// `admit`) admitted it again from podtopo's record, so `show` and `state show` disagreed.
+TEST(StateCli, RepairDropsThePodsFromPodtoposRecordTooSoShowAndStateShowAgree) {
+  const std::string dir = testing::MakeTempDir("state-cli-record");
+  const std::string examples = testing::SourceDir() + "/docs/examples/";
+  Result admit = Podtopo("admit " + examples + "pod-scope-mixed.yaml " + examples +
+                         "pod-level-resource-demo.yaml --state-dir " + dir + " -o json");
+  ASSERT_EQ(admit.exit_code, 0) << admit.err;
+  auto admitted = nlohmann::json::parse(admit.out)["pods"];
+  ASSERT_EQ(admitted.size(), 2u);
+  const std::string kept = admitted[0]["uid"], dropped = admitted[1]["uid"];
+  std::ofstream(dir + "/running.txt") << kept << "\n";
+
+  Result dry = Podtopo("state repair --kubelet-dir " + dir + " --node preset:demo --running-pods " +
+                       dir + "/running.txt");
+  ASSERT_EQ(dry.exit_code, 0) << dry.out << dry.err;
+  EXPECT_THAT(dry.out, HasSubstr("drop it from podtopo's record"));
+  EXPECT_THAT(dry.out, HasSubstr(dir + "/podtopo_pods.json"));
+  const auto before = Snapshot(dir);
+  Result repair = Podtopo("state repair --yes --kubelet-dir " + dir +
+                          " --node preset:demo --running-pods " + dir + "/running.txt");
+  ASSERT_EQ(repair.exit_code, 0) << repair.out << repair.err;
+  // The record has its backup, as the checkpoints do.
+  bool record_backup = false;
+  for (const auto& [file, bytes] : Snapshot(dir)) {
+    if (file.rfind("podtopo_pods.json.podtopo-backup-", 0) == 0) {
+      record_backup = true;
+      EXPECT_EQ(bytes, before.at("podtopo_pods.json"));
+    }
+  }
+  EXPECT_TRUE(record_backup);
+
+  // One truth: the checkpoints hold only the running pod, and podtopo shows only it.
+  Result state = Podtopo("state show -o json --kubelet-dir " + dir + " --node preset:demo");
+  ASSERT_EQ(state.exit_code, 0) << state.err;
+  std::set<std::string> in_checkpoints;
+  const auto checkpoints = nlohmann::json::parse(state.out);
+  for (const auto& e : checkpoints["cpu"]["entries"]) {
+    in_checkpoints.insert(e["podUid"].get<std::string>());
+  }
+  EXPECT_EQ(in_checkpoints, std::set<std::string>{kept});
+  Result show = Podtopo("show -o json --state-dir " + dir);
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  std::set<std::string> shown;
+  const auto pods = nlohmann::json::parse(show.out);
+  for (const auto& p : pods["pods"]) {
+    shown.insert(p["uid"].get<std::string>());
+  }
+  EXPECT_EQ(shown, in_checkpoints);
+  // show wrote nothing, and the checkpoints still say the same after it.
+  Result state_again = Podtopo("state show -o json --kubelet-dir " + dir + " --node preset:demo");
+  EXPECT_EQ(state_again.out, state.out);
+  fs::remove_all(dir);
+}
+
 TEST(StateCli, ShowTableAndJson) {
   std::string dir = Fixture("healthy");
   Result t = Podtopo("state show --kubelet-dir " + dir + " --node preset:demo");
@@ -185,9 +241,16 @@ TEST(StateCli, BadInputExitsOneNamingFileAndField) {
   Result missing_flag = Podtopo("state check --node preset:demo");
   EXPECT_EQ(missing_flag.exit_code, 1);  // CLI11: --kubelet-dir is required
 
-  Result nodir = Podtopo("state check --kubelet-dir /nonexistent/kubelet --node preset:demo");
-  EXPECT_EQ(nodir.exit_code, 1);
-  EXPECT_THAT(nodir.err, HasSubstr("/nonexistent/kubelet: no such directory"));
+  // A missing directory: every state command says so, as show and explain do for --state-dir
+  // (docs/state.md "The state directory").
+  for (const char* command : {"check", "show", "repair --yes"}) {
+    Result nodir = Podtopo(std::string("state ") + command +
+                           " --kubelet-dir /nonexistent/kubelet --node preset:demo");
+    EXPECT_EQ(nodir.exit_code, 1) << command;
+    EXPECT_THAT(nodir.err,
+                HasSubstr("--kubelet-dir: state dir /nonexistent/kubelet does not exist"))
+        << command;
+  }
 
   Result node = Podtopo("state check --kubelet-dir " + dir + " --node preset:nope");
   EXPECT_EQ(node.exit_code, 1);
