@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "admission/admission_error.h"
+#include "kubelet/admission_error.h"
 #include "admission/pod_record.h"
 #include "admission/pod_requests.h"
 #include "admission/state_files.h"
@@ -146,6 +146,11 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
 
   absl::Status Init();
   absl::Status Restore();
+  // Restore's re-admission for Options::restart: every pod's outcome into the report.
+  absl::Status PredictRestart(const std::vector<PodRecordEntry>& pods);
+  std::pair<CpuSet, std::vector<int>> Holdings(const std::string& uid) const;
+  std::map<std::string, int64_t> UnassignedReserved() const;
+  CpuSet DefaultCpus() const { return cpu != nullptr ? cpu_state.GetDefaultCpuSet() : CpuSet(); }
   absl::Status Save() const;
   // podtopo's record of the admitted pods (admission/pod_record.h), as Save writes it.
   std::vector<PodRecordEntry> Record() const;
@@ -278,6 +283,10 @@ absl::Status Node::Impl::Init() {
   pod_level_resources = config.FeatureEnabled("PodLevelResources");
   pod_level_managers = config.FeatureEnabled("PodLevelResourceManagers");
   pod_gates = PodGatesFromConfig(config);
+  // The version's decisions; its restart bugs only where a restart is predicted.
+  const kubelet::Behavior behavior = options.restart != nullptr
+                                         ? config.VersionBehavior()
+                                         : config.VersionBehavior().WithoutRestart();
 
   ResourceList capacity = NodeCapacity(topology);
   std::vector<config::Finding> findings = config.Validate(&capacity);
@@ -334,6 +343,7 @@ absl::Status Node::Impl::Init() {
     cc.gates.fix_kubelet_qos_class = pod_gates.fix_kubelet_qos_class;
     cc.gates.options = {config.FeatureEnabled("CPUManagerPolicyAlphaOptions"),
                         config.FeatureEnabled("CPUManagerPolicyBetaOptions")};
+    cc.gates.behavior = behavior;
     if (cc.num_reserved_cpus == 0 && cc.reserved_system_cpus.IsEmpty()) {
       return absl::InvalidArgumentError(
           "cpuManagerPolicy: [cpumanager] the static policy requires systemreserved.cpu + "
@@ -363,7 +373,7 @@ absl::Status Node::Impl::Init() {
           fmt::format("reservedMemory: {}", reserved.status().message()));
     }
     memorymanager::PolicyGates gates{pod_level_resources, pod_level_managers,
-                                     pod_gates.fix_kubelet_qos_class};
+                                     pod_gates.fix_kubelet_qos_class, behavior};
     auto p = memorymanager::StaticPolicy::New(*machine, *reserved, this, gates);
     if (!p.ok()) {
       return absl::InvalidArgumentError(
@@ -389,7 +399,9 @@ absl::Status Node::Impl::Restore() {
   if (!dir.empty()) {
     std::string path = JoinPath(dir, kPodRecordFile);
     auto text = ReadFile(path);
-    if (text.ok()) {
+    if (options.running_pods != nullptr) {
+      for (const Pod& pod : *options.running_pods) record.push_back(PodRecordEntry{pod, {}, {}});
+    } else if (text.ok()) {
       auto parsed = ParsePodRecord(*text, path);
       if (!parsed.ok()) return parsed.status();
       record = std::move(*parsed);
@@ -470,6 +482,8 @@ absl::Status Node::Impl::Restore() {
     for (const auto& [uid, name] : stale) memory->RemoveContainer(memory_state, uid, name);
   }
 
+  if (options.restart != nullptr) return PredictRestart(record);
+
   // Re-admit the recorded pods as a restarted kubelet does: hints are restored, allocation is
   // idempotent (existing entries are kept; missing ones are computed).
   for (auto& e : record) {
@@ -484,6 +498,121 @@ absl::Status Node::Impl::Restore() {
           JoinPath(dir, kPodRecordFile), e.pod.Key(), r.reason, r.message));
     }
     AddAdmitted(e.pod, PodFitAmounts(e.pod, pod_level_resources));
+  }
+  return absl::OkStatus();
+}
+
+// What one pod holds in the managers' state: its CPUs and the NUMA nodes of its memory.
+std::pair<CpuSet, std::vector<int>> Node::Impl::Holdings(const std::string& uid) const {
+  CpuSet cpus;
+  if (cpu != nullptr) {
+    if (auto bubble = cpu_state.GetPodCpuSet(uid); bubble.has_value()) {
+      cpus = *bubble;
+    } else if (auto it = cpu_state.GetCpuAssignments().find(uid);
+               it != cpu_state.GetCpuAssignments().end()) {
+      for (const auto& [name, set] : it->second) cpus.UnionWith(set);
+    }
+  }
+  std::set<int> numa;
+  if (memory.has_value()) {
+    if (const auto* blocks = memory_state.GetPodMemoryBlocks(uid)) {
+      for (const auto& b : *blocks) numa.insert(b.numa_affinity.begin(), b.numa_affinity.end());
+    }
+    if (auto it = memory_state.assignments.find(uid); it != memory_state.assignments.end()) {
+      for (const auto& [name, blocks] : it->second) {
+        for (const auto& b : blocks) numa.insert(b.numa_affinity.begin(), b.numa_affinity.end());
+      }
+    }
+  }
+  return {cpus, std::vector<int>(numa.begin(), numa.end())};
+}
+
+// Memory the machine state holds as reserved beyond the assignments' blocks, per type (pod-level
+// pods counted by their pod blocks).
+std::map<std::string, int64_t> Node::Impl::UnassignedReserved() const {
+  std::map<std::string, int64_t> out;
+  if (!memory.has_value()) return out;
+  for (const auto& [numa, node] : memory_state.machine_state) {
+    for (const auto& [type, table] : node.memory_map) out[type] += static_cast<int64_t>(table.reserved);
+  }
+  for (const auto& [uid, containers] : memory_state.assignments) {
+    if (const auto* pod_blocks = memory_state.GetPodMemoryBlocks(uid)) {
+      for (const auto& b : *pod_blocks) out[b.type] -= static_cast<int64_t>(b.size);
+      continue;
+    }
+    for (const auto& [name, blocks] : containers) {
+      for (const auto& b : blocks) out[b.type] -= static_cast<int64_t>(b.size);
+    }
+  }
+  return out;
+}
+
+absl::Status Node::Impl::PredictRestart(const std::vector<PodRecordEntry>& pods) {
+  RestartReport& report = *options.restart;
+  const kubelet::Behavior behavior = config.VersionBehavior();
+  report.default_before = DefaultCpus();
+  const std::map<std::string, int64_t> unassigned_before = UnassignedReserved();
+  for (const PodRecordEntry& e : pods) {
+    const Pod& pod = e.pod;
+    RestartPod out;
+    out.namespace_name = pod.namespace_name;
+    out.name = pod.name;
+    out.uid = pod.uid;
+    std::tie(out.cpus_before, out.memory_numa_before) = Holdings(pod.uid);
+    // Which versioned restart path this pod takes (kubelet/version.h).
+    const bool pod_level = pod_level_managers && pod_level_resources && pod.HasPodLevelResources();
+    if (pod_level && cpu != nullptr && cpu_state.GetPodCpuSet(pod.uid).has_value() &&
+        !behavior.cpu_restore_keeps_pod_cpus) {
+      out.upstream.push_back("k/k#140989");
+    }
+    if (pod_level && memory.has_value() && memory_state.GetPodMemoryBlocks(pod.uid) != nullptr) {
+      if (!behavior.memory_restore_keeps_pod_blocks) out.upstream.push_back("k/k#140906");
+      if (!behavior.memory_pod_restore_hints_from_pod_blocks &&
+          config.topology_manager_scope == "pod") {
+        auto it = memory_state.assignments.find(pod.uid);
+        if (it != memory_state.assignments.end() && it->second.size() > 1) {
+          out.upstream.push_back("k/k#141069");
+        }
+      }
+    }
+    for (const auto& [name, devs] : e.devices) {
+      if (auto s = devices.Restore(pod.uid, name, devs); !s.ok()) return s;
+    }
+    const QosClass qos = GetPodQos(pod, pod_gates);
+    AdmitResult r;
+    {
+      PodScope scope(*this, pod, qos);
+      r = tm->Admit(pod);
+    }
+    if (!r.admit) {
+      Release(pod);
+      out.outcome = "rejected";
+      out.reason = r.reason;
+      out.message = kRejectedPrefix + r.message;
+      report.pods.push_back(std::move(out));
+      continue;
+    }
+    AddAdmitted(pod, PodFitAmounts(pod, pod_level_resources));
+    std::tie(out.cpus_after, out.memory_numa_after) = Holdings(pod.uid);
+    const bool same = out.cpus_after == out.cpus_before &&
+                      out.memory_numa_after == out.memory_numa_before;
+    out.outcome = same ? "kept" : "moved";
+    report.pods.push_back(std::move(out));
+  }
+  report.default_after = DefaultCpus();
+  if (cpu != nullptr) {
+    CpuSet held = cpu_state.GetDefaultCpuSet();
+    for (const auto& [uid, containers] : cpu_state.GetCpuAssignments()) {
+      for (const auto& [name, set] : containers) held.UnionWith(set);
+    }
+    for (const auto& [uid, set] : cpu_state.GetPodCpuAssignments()) held.UnionWith(set);
+    // Reserved CPUs outside the default set (strict-cpu-reservation) are not leaked.
+    report.leaked_cpus = topology.cpus.AllCpus().Difference(held).Difference(cpu->reserved_cpus());
+  }
+  for (const auto& [type, after] : UnassignedReserved()) {
+    auto it = unassigned_before.find(type);
+    const int64_t extra = after - (it == unassigned_before.end() ? 0 : it->second);
+    if (extra > 0) report.leaked_memory[type] = static_cast<uint64_t>(extra);
   }
   return absl::OkStatus();
 }

@@ -86,6 +86,36 @@ struct PodAllocation {
   std::shared_ptr<const AdmissionTrace> trace;
 };
 
+// What a kubelet restart does to one pod that runs on the node (Node::Options::restart).
+struct RestartPod {
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+  std::string outcome;  // "kept", "moved" or "rejected"
+  // The pod's CPUs (its bubble, else the union of its containers' entries; empty when it runs
+  // in the shared pool) and the NUMA nodes of its memory, before and after the restart.
+  CpuSet cpus_before;
+  CpuSet cpus_after;
+  std::vector<int> memory_numa_before;
+  std::vector<int> memory_numa_after;
+  std::string reason;   // rejected: the kubelet's reason
+  std::string message;  // rejected: the pod's status message
+  // The upstream issues whose bug decided this pod's outcome in this version ("k/k#140989").
+  std::vector<std::string> upstream;
+};
+
+// `podtopo state restart`: what a kubelet of config.kubelet_version does when it restarts.
+struct RestartReport {
+  std::vector<RestartPod> pods;  // in re-admission order
+  CpuSet default_before;         // the CPU Manager's default set, restored and after
+  CpuSet default_after;
+  // CPUs in no entry and not in the default set after the restart (k/k #140989).
+  CpuSet leaked_cpus;
+  // Memory reserved in the machine state beyond what the assignments hold, after the restart
+  // (k/k #140906): memory type -> bytes.
+  std::map<std::string, uint64_t> leaked_memory;
+};
+
 class Node {
  public:
   struct Options {
@@ -97,6 +127,15 @@ class Node {
     // describing its hints by structure (topologymanager/hint_set.h). Exponential in the NUMA
     // nodes; the answers must be the same.
     bool exhaustive_hints = false;
+    // Predicts a kubelet restart (`podtopo state restart`; needs read_only and a state dir):
+    // the restored pods are admitted again as config.kubelet_version does when it restarts (its
+    // restart bugs included: kubelet::Behavior's restart fields), without the hints podtopo
+    // recorded, and each pod's outcome goes into *restart instead of failing Create. Without
+    // it Create restores a node that never stopped (the fixed restart behaviour).
+    RestartReport* restart = nullptr;
+    // The pods that run on the node, in place of podtopo's record (a kubelet's own directory
+    // has none): matched to the checkpoints by uid, re-admitted in this order.
+    const std::vector<Pod>* running_pods = nullptr;
   };
 
   // Builds the managers from the kubelet configuration (validated here as the kubelet does at

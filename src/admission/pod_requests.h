@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "admission/admission_error.h"
+#include "kubelet/admission_error.h"
 #include "admission/trace.h"
 #include "api/pod.h"
 #include "config/kubelet_config.h"

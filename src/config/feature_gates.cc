@@ -423,20 +423,23 @@ const FeatureGateSpec* FindFeatureGate(std::string_view name) {
   return it == index.end() ? nullptr : it->second.spec;
 }
 
+const FeatureGateSpec* FindFeatureGate(std::string_view name,
+                                       const kubelet::KubeletVersion* version) {
+  if (version != nullptr) {
+    for (std::string_view unknown : version->unknown_gates) {
+      if (unknown == name) return nullptr;
+    }
+    for (const FeatureGateSpec& changed : version->gate_changes) {
+      if (changed.name == name) return &changed;
+    }
+  }
+  return FindFeatureGate(name);
+}
+
 std::span<const std::string_view> FeatureGateDependencies(std::string_view gate) {
   const auto& index = GateIndex();
   auto it = index.find(gate);
   return it == index.end() ? std::span<const std::string_view>() : it->second.depends_on;
-}
-
-const char* GateStageName(GateStage stage) {
-  switch (stage) {
-    case GateStage::kAlpha: return "Alpha";
-    case GateStage::kBeta: return "Beta";
-    case GateStage::kGA: return "GA";
-    case GateStage::kDeprecated: return "Deprecated";
-  }
-  return "?";
 }
 
 }  // namespace podtopo::config

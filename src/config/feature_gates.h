@@ -28,22 +28,24 @@
 #include <span>
 #include <string_view>
 
+#include "kubelet/version.h"
+
 namespace podtopo::config {
 
-enum class GateStage { kAlpha, kBeta, kGA, kDeprecated };
-const char* GateStageName(GateStage stage);  // "Alpha", "Beta", "GA", "Deprecated"
+// The gate types are the kubelet's vocabulary (kubelet/version.h): a version's table is the
+// v1.37 table below with that version's changes.
+using kubelet::FeatureGateSpec;
+using kubelet::GateStage;
+using kubelet::GateStageName;
 
-struct FeatureGateSpec {
-  std::string_view name;
-  bool default_value;
-  GateStage stage;
-  bool locked;  // LockToDefault: setting the other value is an error
-};
-
-// The whole table, sorted by name.
+// The v1.37 table, sorted by name.
 std::span<const FeatureGateSpec> KnownFeatureGates();
-// nullptr when the kubelet does not know `name` (case-sensitive, as the kubelet).
+// nullptr when the kubelet does not know `name` (case-sensitive, as the kubelet). With a
+// version, that version's spec: its gate_changes replace the v1.37 entry, and its unknown_gates
+// are not known.
 const FeatureGateSpec* FindFeatureGate(std::string_view name);
+const FeatureGateSpec* FindFeatureGate(std::string_view name,
+                                       const kubelet::KubeletVersion* version);
 
 // The gates `gate` depends on, sorted (kube_features.go defaultKubernetesFeatureGateDependencies):
 // when `gate` is enabled every one of them must be enabled. Empty for most gates.

@@ -959,8 +959,17 @@ std::map<std::string, std::string> KubeletConfig::DefaultEvictionHard() {
           {"imagefs.available", "15%"}};
 }
 
+const kubelet::KubeletVersion* KubeletConfig::Version() const {
+  return kubelet_version.empty() ? nullptr : kubelet::FindKubeletVersion(kubelet_version);
+}
+
+kubelet::Behavior KubeletConfig::VersionBehavior() const {
+  const kubelet::KubeletVersion* v = Version();
+  return v != nullptr ? v->behavior : kubelet::Behavior{};
+}
+
 bool KubeletConfig::FeatureEnabled(std::string_view gate) const {
-  const FeatureGateSpec* spec = FindFeatureGate(gate);
+  const FeatureGateSpec* spec = FindFeatureGate(gate, Version());
   if (spec == nullptr) return false;
   if (auto it = feature_gates.find(std::string(gate)); it != feature_gates.end()) {
     // A locked gate cannot move from its default (Validate reports the attempt).
@@ -1115,9 +1124,12 @@ std::vector<Finding> KubeletConfig::Validate(const ResourceList* capacity) const
   for (const FeatureGateSpec& g : KnownFeatureGates()) gate_names.push_back(g.name);
   for (const auto& [gate, value] : feature_gates) {
     const std::string field = "featureGates." + gate;
-    const FeatureGateSpec* spec = FindFeatureGate(gate);
+    const FeatureGateSpec* spec = FindFeatureGate(gate, Version());
     if (spec == nullptr) {
       std::string message = fmt::format("unrecognized feature gate: {}", gate);
+      if (Version() != nullptr && FindFeatureGate(gate) != nullptr) {
+        message += fmt::format(" (kubelet {} does not have this gate)", Version()->name);
+      }
       if (auto s = SuggestName(gate, gate_names)) message += fmt::format(" (did you mean {}?)", *s);
       error(field, message);
       continue;
@@ -1375,7 +1387,8 @@ bool KubeletConfig::SameSettings(const KubeletConfig& o) const {
          topology_manager_policy_options == o.topology_manager_policy_options &&
          reserved_system_cpus == o.reserved_system_cpus && kube_reserved == o.kube_reserved &&
          system_reserved == o.system_reserved && eviction_hard == o.eviction_hard &&
-         merge_default_eviction_settings == o.merge_default_eviction_settings;
+         merge_default_eviction_settings == o.merge_default_eviction_settings &&
+         kubelet_version == o.kubelet_version;
 }
 
 std::string KubeletConfig::ToYaml() const {

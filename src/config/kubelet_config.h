@@ -41,6 +41,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "config/duration.h"
+#include "kubelet/version.h"
 #include "cpuset/cpuset.h"
 #include "resource/quantity.h"
 
@@ -112,6 +113,11 @@ struct KubeletConfig {
   std::map<std::string, std::string> eviction_hard = DefaultEvictionHard();
   bool merge_default_eviction_settings = false;
 
+  // The kubelet that reads this configuration (kubelet/version.h): "1.36", "1.37.0", ...
+  // Not a field of the file: `--kubelet-version` sets it. "" = no kubelet version, podtopo's
+  // own allocator (the v1.37 gates with every fix: kubelet::Behavior{}).
+  std::string kubelet_version;
+
   // Where each field was written (field path -> 1-based line, column), for messages.
   std::string source;
   std::map<std::string, std::pair<int, int>> positions;
@@ -120,7 +126,13 @@ struct KubeletConfig {
   // nodefs.inodesFree 5%, imagefs.available 15%).
   static std::map<std::string, std::string> DefaultEvictionHard();
 
-  // The gate's v1.37 value: as set in featureGates, else AllAlpha / AllBeta for an alpha /
+  // kubelet_version's table entry; nullptr for "" (or a name the table does not have: the
+  // commands check it with kubelet::ParseKubeletVersion).
+  const kubelet::KubeletVersion* Version() const;
+  // The version's decision differences; the fixed behaviour for "".
+  kubelet::Behavior VersionBehavior() const;
+
+  // The gate's value for kubelet_version (the v1.37 table for ""): as set in featureGates, else AllAlpha / AllBeta for an alpha /
   // beta gate when set, else its default. False for a gate the kubelet does not know.
   bool FeatureEnabled(std::string_view gate) const;
 

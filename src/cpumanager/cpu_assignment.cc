@@ -1,5 +1,7 @@
 #include "cpumanager/cpu_assignment.h"
 
+#include "kubelet/admission_error.h"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -976,7 +978,7 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaPacked(const CpuTopology& topo, const C
 absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(
     const CpuTopology& topo, const CpuSet& available, int num_cpus, int cpu_group_size,
     CpuSortingStrategy strategy, bool align_by_socket, int min_numas_from_hint,
-    const TopologyTables* tables) {
+    bool remainder_whole_groups, const TopologyTables* tables) {
   if (cpu_group_size <= 0) {
     return absl::InvalidArgumentError(fmt::format(
         "cpu group size must be positive, got {} (the kubelet would panic)", cpu_group_size));
@@ -1040,6 +1042,7 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(
     return standard_deviation(values.data(), static_cast<int>(values.size()));
   };
 
+  bool hung = false;  // remainder_whole_groups off: the kubelet's sweep would never end
   for (int k = min_k; k <= max_k; ++k) {
     double best_balance = std::numeric_limits<double>::max();
     GoSlice best_remainder;
@@ -1049,6 +1052,7 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(
     const int even_share = n / k / g * g;
     ws.walker.Walk(numas.data(), static_cast<int>(numas.size()), k, &best_combo,
                    [&](const int* combo, int64_t combo_array) -> bool {
+                     if (hung) return true;
                      if (best_balance == 0 && (!align_by_socket || best_in_one_socket)) return true;
 
                      // Enough CPUs overall, and enough in whole groups.
@@ -1100,6 +1104,17 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(
                              int64_t available_groups = 0;
                              for (int i = 0; i < kk; ++i)
                                available_groups += ws.after[subset[i]] / g;
+                             if (!remainder_whole_groups) {
+                               // Before #140730 the test was the raw leftover count; a subset
+                               // that passes it without whole groups is swept forever.
+                               int64_t raw = 0;
+                               for (int i = 0; i < kk; ++i) raw += ws.after[subset[i]];
+                               if (raw < remainder) return false;
+                               if (available_groups * g < remainder) {
+                                 hung = true;
+                                 return true;
+                               }
+                             }
                              if (available_groups * g < remainder) return false;
                              ws.after2 = ws.after;
                              int left = remainder;
@@ -1128,6 +1143,7 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(
                            });
                      }
 
+                     if (hung) return true;
                      bool in_same_socket = false;
                      if (align_by_socket) {
                        const int s = t.numa_socket[combo[0]];
@@ -1149,6 +1165,13 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(
                      return false;
                    });
 
+    if (hung) {
+      return KubeletHangError(fmt::format(
+          "takeByTopologyNUMADistributed never returns: taking {} CPUs in groups of {} from {} "
+          "NUMA nodes, the remainder of {} CPUs is swept over NUMA nodes whose leftovers are "
+          "not whole groups",
+          n, g, k, n - (n / k / g * g) * k));
+    }
     if (best_combo.IsNil()) continue;
 
     // Allocate from the saved combination, as the kubelet reads it (possibly overwritten

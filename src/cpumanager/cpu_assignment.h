@@ -87,12 +87,17 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaPacked(const CpuTopology& topo, const C
 // within one socket. `min_numas_from_hint` (v1.37 #139456) is the TopologyManager hint's
 // NUMA count, 0 = none: it raises the minimum number of NUMA nodes tried when it lies above
 // the computed minimum and at most the computed maximum (min(groups needed, NUMA nodes with
-// free CPUs)); otherwise it is ignored.
+// free CPUs)); otherwise it is ignored. `remainder_whole_groups` (k/k #140730; the kubelet
+// versions without it: kubelet::Behavior::distribute_remainder_whole_groups) tests a remainder
+// subset by its whole groups; off, a subset that passes the older raw-count test without whole
+// groups makes the kubelet sweep forever, and the result is KubeletHangError
+// (kubelet/admission_error.h) instead of an allocation.
 absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
                                                      const CpuSet& available, int num_cpus,
                                                      int cpu_group_size,
                                                      CpuSortingStrategy strategy,
                                                      bool align_by_socket, int min_numas_from_hint,
+                                                     bool remainder_whole_groups = true,
                                                      const TopologyTables* tables = nullptr);
 
 }  // namespace podtopo::cpumanager

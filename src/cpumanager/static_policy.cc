@@ -6,7 +6,7 @@
 #include <set>
 #include <utility>
 
-#include "admission/admission_error.h"
+#include "kubelet/admission_error.h"
 #include "cpumanager/cpu_assignment.h"
 #include "fmt/format.h"
 
@@ -409,6 +409,7 @@ absl::StatusOr<CpuSet> StaticPolicy::TakeByTopology(const CpuSet& available, int
     if (num_cpus <= 0 && group > 0) return CpuSet();
     return TakeByTopologyNumaDistributed(topology_, available, num_cpus, group, strategy,
                                          options_.align_by_socket, min_numas_from_hint,
+                                         gates_.behavior.distribute_remainder_whole_groups,
                                          &tables_);
   }
   if (num_cpus <= 0) return CpuSet();
@@ -433,7 +434,9 @@ absl::StatusOr<CpuSet> StaticPolicy::AllocateCpus(CpuState& state, int num_cpus,
   if (affinity.has_value()) {
     CpuSet aligned = AlignedCpus(*affinity, allocatable);
     int num_aligned = std::min(num_cpus, aligned.Size());
-    absl::StatusOr<CpuSet> taken = TakeByTopology(aligned, num_aligned, affinity->Count());
+    // k/k #139456: the hint's NUMA count is the distributed algorithm's floor.
+    const int min_numas = gates_.behavior.distribute_min_numas_from_hint ? affinity->Count() : 0;
+    absl::StatusOr<CpuSet> taken = TakeByTopology(aligned, num_aligned, min_numas);
     if (!taken.ok()) return taken.status();
     result.UnionWith(*taken);
   }
@@ -442,7 +445,8 @@ absl::StatusOr<CpuSet> StaticPolicy::AllocateCpus(CpuState& state, int num_cpus,
   if (!rest.ok()) return rest.status();
   result.UnionWith(*rest);
   CpuSet remaining = state.GetDefaultCpuSet().Difference(result);
-  if (options_.strict_cpu_reservation && remaining.IsEmpty()) {
+  if (options_.strict_cpu_reservation && remaining.IsEmpty() &&
+      gates_.behavior.strict_reservation_keeps_default_set) {
     // k/k #141196: with strict-cpu-reservation the reserved CPUs are not in the default set, so
     // exclusive CPUs can empty it; the kubelet then refuses its own checkpoint at restart
     // ("default cpuset cannot be empty"). The fix proposed in k/k #141197 (not merged) rejects
@@ -567,6 +571,9 @@ absl::Status StaticPolicy::AllocatePod(CpuState& state, const Pod& pod) {
   if (absl::Status s = ValidatePodScopeResources(pod, qos); !s.ok()) return s;
 
   std::optional<CpuSet> restored = state.GetPodCpuSet(pod.uid);
+  // k/k #140989: a kubelet without #141041 allocates a restored pod as a new one. Its bubble
+  // and container entries are overwritten, and the CPUs they held stay out of the default set.
+  if (!gates_.behavior.cpu_restore_keeps_pod_cpus) restored.reset();
   // After a restart the pod's CPUs are no longer in the default set, so the physical-CPU
   // count would reject a running pod; only the multiple-of-core check applies then.
   if (absl::Status s = EnforceSmtAlignment(state, total, /*check_physical=*/!restored.has_value());
@@ -730,11 +737,15 @@ HintSetMap StaticPolicy::GetPodTopologyHintSets(const CpuState& state, const Pod
     if (!ValidatePodScopeResources(pod, qos).ok()) return CpuHints(topologymanager::HintSet());
     // k/k #141041: a restored pod regenerates its hints from the checkpointed bubble (the
     // per-container check below would wrongly reject its pod-shared-pool containers).
-    if (std::optional<CpuSet> bubble = state.GetPodCpuSet(pod.uid)) {
+    // Without #141041 the per-container check below runs for pod-level pods too (k/k #140989).
+    std::optional<CpuSet> bubble = state.GetPodCpuSet(pod.uid);
+    if (bubble.has_value() && gates_.behavior.cpu_restore_keeps_pod_cpus) {
       if (bubble->Size() != requested) return CpuHints(topologymanager::HintSet());
       return CpuHints(CpuHintSet(*bubble, CpuSet(), requested));
     }
-    return CpuHints(CpuHintSet(GetAvailableCpus(state), CpusToReuse(pod.uid), requested));
+    if (!bubble.has_value()) {
+      return CpuHints(CpuHintSet(GetAvailableCpus(state), CpusToReuse(pod.uid), requested));
+    }
   }
 
   CpuSet assigned;

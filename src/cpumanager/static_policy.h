@@ -9,13 +9,17 @@
 // §4; kep5526.md §2-§4). Deliberate differences (docs/differences.md):
 //   - determinism: where the kubelet walks a Go map (which overlap validateState reports,
 //     which bad option is reported), podtopo walks sorted order;
-//   - the restart bugs k/k #140989 are not repeated: AllocatePod reuses a restored pod bubble
-//     and container entries and computes only missing ones (k/k #141041), and
+//   - versions: where kubelet versions decide differently, StaticPolicyGates::behavior says
+//     which way (kubelet/version.h). By default (the fixed behaviour, podtopo as the
+//     allocator) the restart bug k/k #140989 is not repeated: AllocatePod reuses a restored
+//     pod bubble and container entries and computes only missing ones (k/k #141041), and
 //     GetPodTopologyHints regenerates pod hints from the checkpointed pod-level set; a
 //     restored pod skips full-pcpus-only's free-physical-CPU count (its own CPUs are no longer
-//     free) but keeps the multiple-of-core check;
+//     free) but keeps the multiple-of-core check. Without #141041 (behavior), the restored pod
+//     is allocated as a new one and its old bubble leaks, as the kubelet does;
 //   - AllocatePod gives the bubble back when partitioning fails (the kubelet leaks it);
-//   - strict-cpu-reservation never empties the default set (k/k #141196, see AllocateCpus);
+//   - strict-cpu-reservation never empties the default set (k/k #141196, see AllocateCpus)
+//     unless behavior says the kubelet version does;
 //   - where the kubelet divides by zero, podtopo answers: align-by-socket on a topology whose
 //     socket count is 0 treats no hint as socket-aligned; full-pcpus-only on a topology whose
 //     core count is 0 reports SMTAlignmentError.
@@ -49,6 +53,7 @@
 #include "cpumanager/cpu_assignment.h"
 #include "cpumanager/cpu_state.h"
 #include "cpumanager/policy_options.h"
+#include "kubelet/version.h"
 #include "cpuset/cpuset.h"
 #include "topology/cpu_topology.h"
 #include "topologymanager/bitmask.h"
@@ -75,6 +80,11 @@ struct StaticPolicyGates {
   bool pod_level_resource_managers = false;  // PodLevelResourceManagers (off by default)
   bool fix_kubelet_qos_class = true;         // PodLevelResourcesFixKubeletQOSClass
   OptionGates options;                       // CPUManagerPolicy{Alpha,Beta}Options
+  // What the kubelet version decides differently (kubelet/version.h); the fixed behaviour by
+  // default. Read: cpu_restore_keeps_pod_cpus (AllocatePod, GetPodTopologyHintSets),
+  // distribute_min_numas_from_hint and distribute_remainder_whole_groups (TakeByTopology),
+  // strict_reservation_keeps_default_set (AllocateCpus).
+  kubelet::Behavior behavior;
   // The gates GetPodQos reads.
   PodGates Qos() const { return {pod_level_resources, true, fix_kubelet_qos_class}; }
 };

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "admission/admission_error.h"
+#include "kubelet/admission_error.h"
 #include "gtest/gtest.h"
 #include "rapidcheck.h"
 #include "testing/property.h"

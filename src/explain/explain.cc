@@ -5,7 +5,7 @@
 #include <functional>
 #include <set>
 
-#include "admission/admission_error.h"
+#include "kubelet/admission_error.h"
 #include "fmt/format.h"
 #include "topologymanager/policy.h"
 

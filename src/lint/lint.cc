@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "admission/admission_error.h"
+#include "kubelet/admission_error.h"
 #include "admission/node.h"
 #include "admission/pod_requests.h"
 #include "api/pod_gates.h"

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "admission/admission_error.h"
+#include "kubelet/admission_error.h"
 #include "gtest/gtest.h"
 #include "memorymanager/static_policy.h"
 #include "memorymanager/test_util.h"

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "admission/admission_error.h"
+#include "kubelet/admission_error.h"
 #include "fmt/format.h"
 #include "memorymanager/reserved_memory.h"
 #include "util/popcount.h"
@@ -779,7 +779,10 @@ absl::Status StaticPolicy::AllocatePod(MemoryState& state, const Pod& pod) {
   // Restart: a pod whose pod-level allocation and container entries are in the state keeps
   // them and is not charged again (#140906). A pod entry without container entries is an
   // incomplete checkpoint (#141993): the machine state never saw it, so drop it and allocate.
-  if (state.GetPodMemoryBlocks(pod.uid) != nullptr) {
+  // A kubelet without #141077 (gates_.behavior) computes the request again and applies it on
+  // top of the restored reservation: the entries are overwritten, the machine state is charged
+  // twice (k/k #140906).
+  if (state.GetPodMemoryBlocks(pod.uid) != nullptr && gates_.behavior.memory_restore_keeps_pod_blocks) {
     if (state.ContainerEntryCount(pod.uid) > 0) return absl::OkStatus();
     notices_.push_back(fmt::format(
         "[memorymanager] pod {} (uid {}) had pod-level memory blocks but no container "
@@ -964,7 +967,9 @@ std::optional<HintSetMap> StaticPolicy::GetPodTopologyHintSets(const MemoryState
 
   // Restart of a pod-level pod: the pod blocks hold the pod request (#141069). An entry without
   // container entries is incomplete (#141993) and is ignored.
-  if (pod_level) {
+  // Without #141070 (gates_.behavior) the first container's blocks are compared with the pod
+  // request below: a pod of several containers gets no hint (k/k #141069).
+  if (pod_level && gates_.behavior.memory_pod_restore_hints_from_pod_blocks) {
     const std::vector<Block>* pod_blocks = state.GetPodMemoryBlocks(pod.uid);
     if (pod_blocks != nullptr && state.ContainerEntryCount(pod.uid) > 0) {
       return RegenerateHints(*pod_blocks, *req);

@@ -26,8 +26,10 @@
 //   * #138770: containers that request no exclusive memory get no hints and no allocation.
 //   * #140906 / #141077: AllocatePod of a pod whose pod-level blocks and container entries are
 //     already in the state (kubelet restart) changes nothing and charges nothing again.
-//   * #141069: restart hints of a pod-level pod come from its POD blocks, compared with the pod
-//     request (not from the first container's blocks).
+//   * #141069 / #141070: restart hints of a pod-level pod come from its POD blocks, compared
+//     with the pod request (not from the first container's blocks).
+//   The last two are versioned (PolicyGates::behavior, kubelet/version.h): for a kubelet
+//   version without the fix the policy does what that kubelet does.
 //   * #141993 (open upstream): a pod-level entry without any container entry is an incomplete
 //     checkpoint. Start drops it (the machine state never saw it: the kubelet writes the pod
 //     entry, then container entries, then the machine state) and AllocatePod allocates such a
@@ -52,6 +54,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "api/pod.h"
+#include "kubelet/version.h"
 #include "memorymanager/memory_state.h"
 #include "topologymanager/bitmask.h"
 #include "topologymanager/hint_set.h"
@@ -85,6 +88,10 @@ struct PolicyGates {
   bool pod_level_resources = true;           // PodLevelResources (beta, on by default)
   bool pod_level_resource_managers = false;  // PodLevelResourceManagers (off by default in 1.37)
   bool fix_kubelet_qos_class = true;         // PodLevelResourcesFixKubeletQOSClass
+  // What the kubelet version decides differently (kubelet/version.h); the fixed behaviour by
+  // default. Read: memory_restore_keeps_pod_blocks (AllocatePod) and
+  // memory_pod_restore_hints_from_pod_blocks (GetPodTopologyHintSets).
+  kubelet::Behavior behavior;
   // The gates GetPodQos reads.
   PodGates Qos() const { return {pod_level_resources, true, fix_kubelet_qos_class}; }
 };

@@ -39,7 +39,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "admission/admission_error.h"
+#include "kubelet/admission_error.h"
 #include "api/pod.h"
 #include "topologymanager/policy.h"
 

@@ -10,8 +10,8 @@
 //   AdmitResult r = GetPodAdmitResult(s);   // {false, "SMTAlignmentError", "SMT Alignment ..."}
 //   GetPodAdmitResult(absl::InternalError("boom")).message
 //       // "Allocate failed due to boom, which is unexpected"
-#ifndef PODTOPO_ADMISSION_ADMISSION_ERROR_H_
-#define PODTOPO_ADMISSION_ADMISSION_ERROR_H_
+#ifndef PODTOPO_KUBELET_ADMISSION_ERROR_H_
+#define PODTOPO_KUBELET_ADMISSION_ERROR_H_
 
 #include <string>
 
@@ -23,6 +23,13 @@ inline constexpr char kReasonTopologyAffinity[] = "TopologyAffinityError";
 inline constexpr char kReasonSmtAlignment[] = "SMTAlignmentError";
 inline constexpr char kReasonEmptyPodSharedPool[] = "EmptyPodSharedPoolError";
 inline constexpr char kReasonUnexpectedAdmission[] = "UnexpectedAdmissionError";
+// podtopo's word, not the kubelet's: the kubelet version predicted never answers this
+// admission (k/k #140730), so the pod has no reason and stays Pending, and the kubelet's pod
+// admission is stuck for every pod after it.
+inline constexpr char kReasonKubeletHang[] = "KubeletHang";
+
+// TypedAdmissionError(kReasonKubeletHang, "the kubelet hangs in admission: <what>").
+absl::Status KubeletHangError(const std::string& what);
 
 // A failed-precondition Status whose payload names the kubelet's rejection reason.
 absl::Status TypedAdmissionError(const std::string& reason, const std::string& message);
@@ -43,4 +50,4 @@ AdmitResult GetPodAdmitResult(const absl::Status& status);
 
 }  // namespace podtopo
 
-#endif  // PODTOPO_ADMISSION_ADMISSION_ERROR_H_
+#endif  // PODTOPO_KUBELET_ADMISSION_ERROR_H_

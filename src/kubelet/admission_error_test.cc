@@ -1,4 +1,4 @@
-#include "admission/admission_error.h"
+#include "kubelet/admission_error.h"
 
 #include "gtest/gtest.h"
 

@@ -1,4 +1,4 @@
-#include "admission/admission_error.h"
+#include "kubelet/admission_error.h"
 
 #include "absl/strings/cord.h"
 
@@ -11,6 +11,10 @@ absl::Status TypedAdmissionError(const std::string& reason, const std::string& m
   absl::Status s = absl::FailedPreconditionError(message);
   s.SetPayload(kReasonPayload, absl::Cord(reason));
   return s;
+}
+
+absl::Status KubeletHangError(const std::string& what) {
+  return TypedAdmissionError(kReasonKubeletHang, "the kubelet hangs in admission: " + what);
 }
 
 std::string AdmissionReasonOf(const absl::Status& status) {

@@ -1,0 +1,208 @@
+#include "kubelet/version.h"
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "fmt/format.h"
+
+namespace podtopo::kubelet {
+namespace {
+
+using S = GateStage;
+
+// ---- v1.36 ----
+// KEP-5526 alpha (k/k #134768, #137751): PodLevelResourceManagers alpha, off by default.
+// #140514's PodLevelResourcesFixDefaulting is a v1.37 gate; DisableCPUQuotaWithExclusiveCPUs
+// was deprecated but not yet locked (#139351 locked it in v1.37).
+constexpr FeatureGateSpec kGates136[] = {
+    {"DisableCPUQuotaWithExclusiveCPUs", true, S::kDeprecated, false},
+    {"PodLevelResourceManagers", false, S::kAlpha, false},
+};
+constexpr std::string_view kUnknown136[] = {"PodLevelResourcesFixDefaulting"};
+
+// ---- v1.38 (release-1.38, due 2026-12-16) ----
+// No gate change of the resource managers is evidenced for 1.38; the v1.37 table stands.
+
+// The table. Evidence per value: docs/differences.md "Kubelet versions".
+constexpr KubeletVersion kVersions[] = {
+    {
+        .name = "1.36",
+        .release = "v1.36.x (newest patch)",
+        .released = true,
+        .gate_changes = kGates136,
+        .unknown_gates = kUnknown136,
+        .behavior =
+            {
+                .cpu_restore_keeps_pod_cpus = false,
+                .memory_restore_keeps_pod_blocks = false,
+                .memory_pod_restore_hints_from_pod_blocks = false,
+                .distribute_min_numas_from_hint = false,
+                .distribute_remainder_whole_groups = false,
+                .strict_reservation_keeps_default_set = false,
+            },
+        // V3 / V2 with the gate on (#137751 writes the legacy V2 / V1 with it off); V4 and
+        // memory V3 are read through their inline legacy part (#139102, #139626).
+        .checkpoints = {.cpu_write_gate_off = 2,
+                        .cpu_write_gate_on = 3,
+                        .cpu_read_newest = 3,
+                        .memory_write_gate_off = 1,
+                        .memory_write_gate_on = 2,
+                        .memory_read_newest = 2,
+                        .reads_legacy_part_of_newer = true},
+    },
+    {
+        .name = "1.37.0",
+        .release = "v1.37.0",
+        .released = true,
+        .gate_changes = {},
+        .unknown_gates = {},
+        .behavior =
+            {
+                .cpu_restore_keeps_pod_cpus = false,
+                .memory_restore_keeps_pod_blocks = false,
+                .memory_pod_restore_hints_from_pod_blocks = false,
+                .distribute_min_numas_from_hint = false,
+                .distribute_remainder_whole_groups = false,
+                .strict_reservation_keeps_default_set = false,
+            },
+        .checkpoints = {},
+    },
+    {
+        .name = "1.37",
+        .release = "v1.37.x (newest patch)",
+        .released = true,
+        .gate_changes = {},
+        .unknown_gates = {},
+        .behavior =
+            {
+                .cpu_restore_keeps_pod_cpus = true,
+                .memory_restore_keeps_pod_blocks = true,
+                .memory_pod_restore_hints_from_pod_blocks = true,
+                .distribute_min_numas_from_hint = false,
+                .distribute_remainder_whole_groups = false,
+                .strict_reservation_keeps_default_set = false,
+            },
+        .checkpoints = {},
+    },
+    {
+        .name = "1.38",
+        .release = "v1.38 (release-1.38; due 2026-12-16)",
+        .released = false,
+        .gate_changes = {},
+        .unknown_gates = {},
+        .behavior =
+            {
+                .cpu_restore_keeps_pod_cpus = true,
+                .memory_restore_keeps_pod_blocks = true,
+                .memory_pod_restore_hints_from_pod_blocks = true,
+                .distribute_min_numas_from_hint = true,
+                .distribute_remainder_whole_groups = true,
+                .strict_reservation_keeps_default_set = false,
+            },
+        .checkpoints = {},
+    },
+};
+
+constexpr VersionedBehavior kBehaviors[] = {
+    {&Behavior::cpu_restore_keeps_pod_cpus, "restart-cpu-pod-reallocated", "k/k #140989",
+     "k/k #141041",
+     "a restored pod-level pod is allocated a new CPU bubble at restart: rejected, or moved "
+     "with its old CPUs leaked"},
+    {&Behavior::memory_restore_keeps_pod_blocks, "restart-memory-pod-charged-twice",
+     "k/k #140906", "k/k #141077",
+     "a restored pod-level pod's memory is reserved again at restart: charged twice, rejected "
+     "or moved"},
+    {&Behavior::memory_pod_restore_hints_from_pod_blocks, "restart-memory-pod-hint-lost",
+     "k/k #141069", "k/k #141070",
+     "a restored pod-level pod of several containers with memory gets no memory hint at "
+     "restart: restricted and single-numa-node reject it"},
+    {&Behavior::distribute_min_numas_from_hint, "distribute-shrinks-affinity", "k/k #139430",
+     "k/k #139456",
+     "distribute-cpus-across-numa may take a multi-NUMA hint's CPUs from fewer NUMA nodes"},
+    {&Behavior::distribute_remainder_whole_groups, "distribute-remainder-hang", "k/k #140730",
+     "k/k #140730",
+     "full-pcpus-only with distribute-cpus-across-numa hangs in admission when the per-NUMA "
+     "leftovers are not whole cores"},
+    {&Behavior::strict_reservation_keeps_default_set, "strict-reservation-empty-default",
+     "k/k #141196", "",
+     "strict-cpu-reservation admits a pod that empties the default cpuset; the next start "
+     "fails with \"default cpuset cannot be empty\""},
+};
+
+}  // namespace
+
+const char* GateStageName(GateStage stage) {
+  switch (stage) {
+    case GateStage::kAlpha: return "Alpha";
+    case GateStage::kBeta: return "Beta";
+    case GateStage::kGA: return "GA";
+    case GateStage::kDeprecated: return "Deprecated";
+  }
+  return "?";
+}
+
+std::span<const KubeletVersion> KubeletVersions() { return kVersions; }
+
+const KubeletVersion* FindKubeletVersion(std::string_view name) {
+  if (name.size() > 1 && (name[0] == 'v' || name[0] == 'V')) name.remove_prefix(1);
+  for (const KubeletVersion& v : kVersions) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+std::string KnownKubeletVersions() {
+  std::string out;
+  for (const KubeletVersion& v : kVersions) {
+    if (!out.empty()) out += ", ";
+    out += v.name;
+  }
+  return out;
+}
+
+absl::StatusOr<const KubeletVersion*> ParseKubeletVersion(std::string_view name) {
+  if (const KubeletVersion* v = FindKubeletVersion(name)) return v;
+  return absl::InvalidArgumentError(fmt::format(
+      "unknown kubelet version \"{}\": podtopo knows {} (\"1.37\" is the newest 1.37 patch "
+      "release; `kubectl get node NAME -o jsonpath='{{.status.nodeInfo.kubeletVersion}}'` "
+      "tells a node's)",
+      name, KnownKubeletVersions()));
+}
+
+const KubeletVersion& DefaultKubeletVersion() {
+  const KubeletVersion* newest = &kVersions[0];
+  for (const KubeletVersion& v : kVersions) {
+    if (v.released) newest = &v;
+  }
+  return *newest;
+}
+
+std::span<const VersionedBehavior> VersionedBehaviors() { return kBehaviors; }
+
+const VersionedBehavior* FindVersionedBehavior(bool Behavior::*field) {
+  for (const VersionedBehavior& b : kBehaviors) {
+    if (b.field == field) return &b;
+  }
+  return nullptr;
+}
+
+std::string FixedIn(bool Behavior::*field) {
+  std::string out;
+  for (const KubeletVersion& v : kVersions) {
+    if (!(v.behavior.*field)) continue;
+    if (!out.empty()) out += ", ";
+    out += v.name;
+  }
+  return out.empty() ? "none of the known versions" : out;
+}
+
+std::string DescribeVersioned(bool Behavior::*field) {
+  const VersionedBehavior* b = FindVersionedBehavior(field);
+  if (b == nullptr) return "";
+  if (b->fix.empty()) return fmt::format("{}; no fix is merged", b->issue);
+  if (b->fix == b->issue) return fmt::format("{}, fixed in {}", b->issue, FixedIn(field));
+  return fmt::format("{}, fixed by {} in {}", b->issue, b->fix, FixedIn(field));
+}
+
+}  // namespace podtopo::kubelet
