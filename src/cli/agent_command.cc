@@ -23,6 +23,7 @@ struct AgentFlags {
   std::string node = "local";
   std::string config;
   std::string kubelet_dir;
+  std::string kubelet_version;
   std::string metrics_addr;
   std::string nrt_out;
   std::string nrt_name;
@@ -46,7 +47,7 @@ void RunAgent(const AgentFlags& f, Context& ctx) {
   if (!socket.ok()) return ctx.Fail(socket.status());
   auto topology = LoadNode(f.node);
   if (!topology.ok()) return ctx.Fail(topology.status());
-  std::optional<config::KubeletConfig> loaded = LoadConfigFlag(f.config, ctx);
+  std::optional<config::KubeletConfig> loaded = LoadConfigFlag(f.config, &f.kubelet_version, ctx);
   if (!loaded.has_value()) return;
   config::KubeletConfig cfg = std::move(*loaded);
   if (!StartLogging(f.log_level, ctx)) return;
@@ -85,6 +86,7 @@ void AddAgentCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--config", f->config,
                   "the kubelet's KubeletConfiguration (reserved CPUs, Topology Manager policy "
                   "and scope; default: the seed configuration)");
+  AddKubeletVersionFlag(cmd, f->kubelet_version);
   cmd->add_option("--kubelet-dir", f->kubelet_dir,
                   "check cpu_manager_state and memory_manager_state here every interval "
                   "(podtopo_checkpoint_* metrics)");

@@ -21,6 +21,7 @@ void AddCompareCommand(CLI::App& app, Context& ctx) {
     std::vector<std::string> files;
     std::vector<std::string> nodes;
     std::vector<std::string> configs;
+    std::vector<std::string> kubelet_versions;
     std::string place;
     bool capacity = false;
     int threads = 0;
@@ -38,6 +39,12 @@ void AddCompareCommand(CLI::App& app, Context& ctx) {
                  "[NAME=]SPEC, [NAME=]SPEC*COUNT or a directory of node files; repeatable "
                  "(default: preset:demo)");
   cc->add_option("--config", o->configs, "KubeletConfiguration file; two or more")->required();
+  cc->add_option("--kubelet-version", o->kubelet_versions,
+                 fmt::format("the kubelet version of each --config, in order (once: every "
+                             "configuration's): {} (default: {}, the newest released). The same "
+                             "file twice with two versions compares an upgrade",
+                             kubelet::KnownKubeletVersions(),
+                             kubelet::DefaultKubeletVersion().name));
   cc->add_option("--place", o->place,
                  "first-fit: pods without spec.nodeName go to the first node that admits them "
                  "(needed with several nodes)")
@@ -67,9 +74,19 @@ void AddCompareCommand(CLI::App& app, Context& ctx) {
     for (const auto& n : req.fleet) node_names.push_back(n.name);
     // The pods are defaulted with each configuration's pod gates (api/pod_gates.h); each file
     // is parsed once, and configurations with the same gates share one list of pods.
+    const std::vector<std::string>& versions = o->kubelet_versions;
+    if (versions.size() > 1 && versions.size() != o->configs.size()) {
+      return ctx.Fail(fmt::format(
+          "--kubelet-version: given {} times for {} --config files: give it once (for every "
+          "configuration) or once per --config, in the same order",
+          versions.size(), o->configs.size()));
+    }
     std::vector<config::KubeletConfig> configs;
-    for (const auto& path : o->configs) {
-      std::optional<config::KubeletConfig> cfg = LoadConfigFlag(path, ctx);
+    for (size_t i = 0; i < o->configs.size(); ++i) {
+      const std::string none;
+      const std::string& version =
+          versions.empty() ? none : versions.size() == 1 ? versions[0] : versions[i];
+      std::optional<config::KubeletConfig> cfg = LoadConfigFlag(o->configs[i], &version, ctx);
       if (!cfg.has_value()) return;
       configs.push_back(std::move(*cfg));
     }

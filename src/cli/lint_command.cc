@@ -43,6 +43,7 @@ void AddLintCommand(CLI::App& app, Context& ctx) {
     std::string node = "preset:demo";
     std::string output = "table";
     bool strict = false;
+    std::string kubelet_version;
   };
   auto opts = std::make_shared<LintOpts>();
   CLI::App* cmd = app.add_subcommand(
@@ -54,12 +55,16 @@ void AddLintCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--node", opts->node, "preset:NAME | FILE.json | FILE.xml | sysfs:DIR | local")
       ->capture_default_str();
   AddStrictFlag(cmd, opts->strict);
+  AddKubeletVersionFlag(cmd, opts->kubelet_version);
   cmd->add_option("-o,--output", opts->output, "table | json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   cmd->callback([opts, &ctx] {
+    absl::StatusOr<std::string> version = ResolveKubeletVersion(opts->kubelet_version);
+    if (!version.ok()) return ctx.Fail(version.status());
     auto parsed = config::LoadKubeletConfig(opts->config);
     if (!parsed.ok()) return ctx.Fail(parsed.status());
+    parsed->config.kubelet_version = *version;
     // A file that is not a YAML mapping at all is bad input, as for every command.
     bool unreadable = false;
     for (const config::Finding& f : parsed->findings) {

@@ -26,6 +26,7 @@ void NodeFlags::Add(CLI::App* cmd, bool with_output) {
                   "KubeletConfiguration file (default: the seed configuration, corrected)");
   cmd->add_option("--state-dir", state_dir,
                   "directory with cpu_manager_state, memory_manager_state and podtopo's record");
+  AddKubeletVersionFlag(cmd, kubelet_version);
   if (with_output) {
     cmd->add_option("-o,--output", output, "table | wide | json | yaml")
         ->check(CLI::IsMember({"table", "wide", "json", "yaml"}))
@@ -33,13 +34,45 @@ void NodeFlags::Add(CLI::App* cmd, bool with_output) {
   }
 }
 
-std::optional<config::KubeletConfig> LoadConfigFlag(const std::string& path, Context& ctx) {
-  if (path.empty()) return config::SeedDefault();
+void AddKubeletVersionFlag(CLI::App* cmd, std::string& version) {
+  cmd->add_option("--kubelet-version", version,
+                  fmt::format("the kubelet version to predict: {} (default: {}, the newest "
+                              "released)",
+                              kubelet::KnownKubeletVersions(), kubelet::DefaultKubeletVersion().name));
+}
+
+absl::StatusOr<std::string> ResolveKubeletVersion(const std::string& flag_value) {
+  if (flag_value.empty()) return std::string(kubelet::DefaultKubeletVersion().name);
+  absl::StatusOr<const kubelet::KubeletVersion*> v = kubelet::ParseKubeletVersion(flag_value);
+  if (!v.ok()) {
+    return absl::InvalidArgumentError(fmt::format("--kubelet-version: {}", v.status().message()));
+  }
+  return std::string((*v)->name);
+}
+
+std::optional<config::KubeletConfig> LoadConfigFlag(const std::string& path,
+                                                    const std::string* kubelet_version,
+                                                    Context& ctx) {
+  std::string version;
+  if (kubelet_version != nullptr) {
+    absl::StatusOr<std::string> v = ResolveKubeletVersion(*kubelet_version);
+    if (!v.ok()) {
+      ctx.Fail(v.status());
+      return std::nullopt;
+    }
+    version = std::move(*v);
+  }
+  if (path.empty()) {
+    config::KubeletConfig seed = config::SeedDefault();
+    seed.kubelet_version = version;
+    return seed;
+  }
   auto parsed = config::LoadKubeletConfig(path);
   if (!parsed.ok()) {
     ctx.Fail(parsed.status());
     return std::nullopt;
   }
+  parsed->config.kubelet_version = version;
   bool errors = false;
   for (const auto& f : parsed->findings) {
     *ctx.err << "podtopo: " << f.ToString() << "\n";
@@ -85,7 +118,7 @@ std::unique_ptr<Node> NodeFlags::CreateNode(StateDirUse use, Context& ctx) const
     ctx.Fail(topology.status());
     return nullptr;
   }
-  std::optional<config::KubeletConfig> cfg = LoadConfigFlag(config, ctx);
+  std::optional<config::KubeletConfig> cfg = LoadConfigFlag(config, &kubelet_version, ctx);
   if (!cfg.has_value()) return nullptr;
   auto created = Node::Create(std::move(*topology), std::move(*cfg), {state_dir});
   if (!created.ok()) {
@@ -254,7 +287,7 @@ absl::StatusOr<PodAllocation> AdmitPod(Node& node, const Pod& pod, Context& ctx)
 
 void PrintAllocations(const std::vector<PodAllocation>& pods, const Node& node,
                       const std::string& format, Context& ctx) {
-  NodePools pools{node.DefaultCpuSet(), node.ReservedCpus()};
+  NodePools pools{node.DefaultCpuSet(), node.ReservedCpus(), node.config().kubelet_version};
   if (format == "json") {
     *ctx.out << RenderAdmissionJson(pods, pools);
   } else if (format == "yaml") {

@@ -44,8 +44,9 @@ struct NodeFlags {
   std::string state_dir;  // "" = in memory only
   std::string output = "table";
   bool strict = false;  // --strict (AddStrictFlag), for the commands that read pods
+  std::string kubelet_version;  // --kubelet-version; "" = the newest released
 
-  // Registers --node, --config, --state-dir and -o on `cmd`.
+  // Registers --node, --config, --state-dir, --kubelet-version and -o on `cmd`.
   void Add(CLI::App* cmd, bool with_output = true);
   // Prepares the state dir for `use` (PrepareStateDir), loads the node and the configuration
   // (printing config warnings on ctx.err) and creates the Node; on error reports it through
@@ -77,9 +78,21 @@ std::optional<std::vector<std::shared_ptr<const std::vector<Pod>>>> LoadPodsUnde
     const std::vector<std::string>& files, const std::vector<config::KubeletConfig>& configs,
     bool strict, Context& ctx, const std::vector<std::string>& node_names = {});
 
+// Registers --kubelet-version (kubelet/version.h) on `cmd`: every command that decides or
+// reads state predicts one kubelet version.
+void AddKubeletVersionFlag(CLI::App* cmd, std::string& version);
+// The table name of a --kubelet-version value ("" = the newest released, "v1.37.0" =
+// "1.37.0"). Error: "--kubelet-version: unknown kubelet version "X": podtopo knows ...".
+absl::StatusOr<std::string> ResolveKubeletVersion(const std::string& flag_value);
+
 // Loads a --config file (printing its findings on ctx.err); "" = podtopo's default (the seed
-// configuration, corrected). On error reports it through ctx and returns nullopt.
-std::optional<config::KubeletConfig> LoadConfigFlag(const std::string& path, Context& ctx);
+// configuration, corrected). `kubelet_version` is the --kubelet-version value the configuration
+// is read by (ResolveKubeletVersion); nullptr where podtopo is the allocator (`serve --cri`,
+// `nri`): no kubelet version, the fixed behaviour. On error reports it through ctx and returns
+// nullopt.
+std::optional<config::KubeletConfig> LoadConfigFlag(const std::string& path,
+                                                    const std::string* kubelet_version,
+                                                    Context& ctx);
 
 // Node::Admit, saying on ctx.err when it replaced a pod the node held with another spec
 // (PodAllocation::replaced): "podtopo: pod NS/NAME changed; admitting it again".

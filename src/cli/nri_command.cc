@@ -33,10 +33,11 @@ void RunNri(const NriFlags& f, Context& ctx) {
   if (!socket.ok()) return ctx.Fail(socket.status());
   auto topology = LoadNode(f.node);
   if (!topology.ok()) return ctx.Fail(topology.status());
-  std::optional<config::KubeletConfig> cfg = LoadConfigFlag(f.config, ctx);
+  std::optional<config::KubeletConfig> cfg = LoadConfigFlag(f.config, /*kubelet_version=*/nullptr, ctx);
   if (!cfg.has_value()) return;
   if (!PrepareStateDir("--state-dir", f.state_dir, StateDirUse::kCreate, ctx)) return;
   if (!StartLogging(f.log_level, ctx)) return;
+  spdlog::info("placing containers as {}", kubelet::kAllocatorBehavior);
   nri::PluginOptions po;
   po.state_dir = f.state_dir;
   po.cgroup_mount = f.cgroup_mount;

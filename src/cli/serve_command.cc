@@ -31,9 +31,19 @@ struct ServeOpts {
 void RunServe(const ServeOpts& o, Context& ctx) {
   auto topology = LoadNode(o.flags.node);
   if (!topology.ok()) return ctx.Fail(topology.status());
-  std::optional<config::KubeletConfig> loaded = LoadConfigFlag(o.flags.config, ctx);
+  // As the allocator (--cri) podtopo follows the fixed behaviour, not a kubelet version's bugs.
+  if (!o.cri.empty() && !o.flags.kubelet_version.empty()) {
+    return ctx.Fail(fmt::format(
+        "--kubelet-version {}: serve --cri places real containers and follows the fixed "
+        "behaviour ({}); it predicts no kubelet version. Drop --kubelet-version, or run serve "
+        "without --cri to simulate that kubelet",
+        o.flags.kubelet_version, kubelet::kAllocatorBehavior));
+  }
+  std::optional<config::KubeletConfig> loaded =
+      LoadConfigFlag(o.flags.config, o.cri.empty() ? &o.flags.kubelet_version : nullptr, ctx);
   if (!loaded.has_value()) return;
   config::KubeletConfig cfg = std::move(*loaded);
+  const std::string cfg_version = cfg.kubelet_version;
   if (o.qps > 0 && o.burst < 1) {
     return ctx.Fail("--rate-limit-burst: must be at least 1 when --rate-limit-qps is above 0");
   }
@@ -66,7 +76,9 @@ void RunServe(const ServeOpts& o, Context& ctx) {
     (*daemon)->Stop();
     return ctx.Fail(s);
   }
-  spdlog::info("ready: watching {}", o.pods_dir);
+  spdlog::info("ready: watching {} ({})", o.pods_dir,
+               o.cri.empty() ? fmt::format("decisions of kubelet {}", cfg_version)
+                             : std::string(kubelet::kAllocatorBehavior));
   stop.Wait();
   (*daemon)->Stop();
   spdlog::info("stopped");

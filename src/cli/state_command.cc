@@ -3,17 +3,26 @@
 // Exit status: 0 the kubelet would start (check; for repair: after the plan / the writes),
 // 1 bad input (flags, --node, --config, --running-pods, a failed write), 2 the kubelet would
 // refuse to start (for repair: problems remain that it cannot fix), 4 `check --strict` found
-// warnings but the kubelet would start.
+// warnings but the kubelet would start. `state restart` (a kubelet restart predicted for
+// --kubelet-version): 0 every pod kept, 3 a pod moved or rejected or resources leaked, 2 the
+// kubelet does not start, 1 bad input.
+#include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include "CLI/CLI.hpp"
+#include "admission/node.h"
+#include "admission/pod_record.h"
 #include "admission/state_files.h"
 #include "cli/cli.h"
 #include "cli/node_flags.h"
 #include "config/kubelet_config.h"
+#include "kubelet/version.h"
 #include "nlohmann/json.hpp"
+#include "resource/human_bytes.h"
 #include "state/kubelet_state.h"
 #include "topology/node_source.h"
 #include "util/format.h"
@@ -31,12 +40,14 @@ struct StateOpts {
   std::string node = "local";
   std::string config;
   std::string running_pods;
+  std::string kubelet_version;
+  std::vector<std::string> pods;  // restart: the pods that run on the node
   std::string output = "table";
   bool yes = false;
   bool strict = false;
 };
 
-void AddFlags(CLI::App* cmd, StateOpts& o) {
+void AddFlags(CLI::App* cmd, StateOpts& o, bool running_pods = true) {
   cmd->add_option("--kubelet-dir", o.kubelet_dir,
                   "the kubelet's root directory (holds cpu_manager_state, memory_manager_state)")
       ->required();
@@ -44,9 +55,12 @@ void AddFlags(CLI::App* cmd, StateOpts& o) {
       ->capture_default_str();
   cmd->add_option("--config", o.config,
                   "the node's KubeletConfiguration (default: podtopo's seed configuration)");
-  cmd->add_option("--running-pods", o.running_pods,
-                  "pods that really run: one UID per line, or kubectl get pods / crictl pods / "
-                  "crictl ps -o json");
+  if (running_pods) {
+    cmd->add_option("--running-pods", o.running_pods,
+                    "pods that really run: one UID per line, or kubectl get pods / crictl pods / "
+                    "crictl ps -o json");
+  }
+  AddKubeletVersionFlag(cmd, o.kubelet_version);
   cmd->add_option("-o,--output", o.output, "table | json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
@@ -68,7 +82,7 @@ std::optional<Loaded> Load(const StateOpts& o, Context& ctx) {
     return std::nullopt;
   }
   l.env.topology = std::move(*topo);
-  std::optional<config::KubeletConfig> cfg = LoadConfigFlag(o.config, ctx);
+  std::optional<config::KubeletConfig> cfg = LoadConfigFlag(o.config, &o.kubelet_version, ctx);
   if (!cfg.has_value()) return std::nullopt;
   l.env.config = std::move(*cfg);
   if (!o.running_pods.empty()) {
@@ -425,6 +439,182 @@ void RunRepair(const StateOpts& o, Context& ctx) {
   if (!after->KubeletStarts()) ctx.exit_code = kExitWouldNotStart;
 }
 
+std::string Or(const std::string& s) { return s.empty() ? "(empty)" : s; }
+
+// ---- restart --------------------------------------------------------------------------
+
+constexpr int kExitRestartHurts = 3;
+
+// "k/k#140989" -> the versioned behaviour whose issue it is.
+const kubelet::VersionedBehavior* BehaviorOfIssue(const std::string& upstream) {
+  for (const kubelet::VersionedBehavior& b : kubelet::VersionedBehaviors()) {
+    std::string id(b.issue);
+    id.erase(std::remove(id.begin(), id.end(), ' '), id.end());
+    if (id == upstream) return &b;
+  }
+  return nullptr;
+}
+
+std::string NumaList(const std::vector<int>& numa) {
+  return numa.empty() ? "-" : fmt::format("{}", fmt::join(numa, ","));
+}
+
+// What the controllers see of a running pod the restarted kubelet rejects.
+constexpr char kRejectedRunningPod[] =
+    "the kubelet stops the pod's running containers; the pod ends Failed (its containers "
+    "ContainerStatusUnknown), and a controller-owned pod is replaced by a new one, which is "
+    "admitted afresh or rejected again (k/k #136592: replica storms)";
+
+void RunRestart(const StateOpts& o, Context& ctx) {
+  auto l = Load(o, ctx);
+  if (!l) return;
+  const config::KubeletConfig& cfg = l->env.config;
+  const std::string& version = cfg.kubelet_version;
+  std::vector<Pod> pods;
+  const bool have_record =
+      std::filesystem::exists(std::filesystem::path(o.kubelet_dir) / kPodRecordFile);
+  if (!o.pods.empty()) {
+    if (!LoadAllPods(o.pods, cfg, /*strict=*/false, &pods, ctx)) return;
+  } else if (!have_record) {
+    return ctx.Fail(fmt::format(
+        "--kubelet-dir {}: no {} here (a kubelet's own directory has none): give the pods that "
+        "run on the node with --pods (kubectl get pods -A -o json --field-selector "
+        "spec.nodeName=NODE)",
+        o.kubelet_dir, kPodRecordFile));
+  }
+
+  ordered_json j;
+  j["kubeletVersion"] = version;
+  std::ostringstream table;
+  auto fail_start = [&](const std::string& error) {
+    j["starts"] = false;
+    j["error"] = error;
+    j["pods"] = ordered_json::array();
+    j["defaultCpuSetBefore"] = nullptr;
+    j["defaultCpuSetAfter"] = nullptr;
+    j["leakedCpus"] = nullptr;
+    table << fmt::format("kubelet {} restarting with {}: it does NOT start\n  {}\n", version,
+                         o.kubelet_dir, error);
+    ctx.exit_code = kExitWouldNotStart;
+  };
+
+  // Does it start: the checks of `state check`, then the managers' Start.
+  auto check = state::Check(o.kubelet_dir, l->env, nullptr);
+  if (!check.ok()) return ctx.Fail(check.status());
+  RestartReport report;
+  if (!check->KubeletStarts()) {
+    for (const state::Finding& f : check->findings) {
+      if (f.severity != state::Severity::kFatal) continue;
+      fail_start(fmt::format("{}: {}", f.file,
+                             f.kubelet_message.empty() ? f.message : f.kubelet_message));
+      break;
+    }
+  } else {
+    Node::Options opts;
+    opts.state_dir = o.kubelet_dir;
+    opts.read_only = true;
+    opts.restart = &report;
+    if (!o.pods.empty()) opts.running_pods = &pods;
+    auto node = Node::Create(l->env.topology, cfg, opts);
+    if (!node.ok()) {
+      if (node.status().code() != absl::StatusCode::kFailedPrecondition) {
+        return ctx.Fail(node.status());
+      }
+      fail_start(std::string(node.status().message()));
+    }
+  }
+
+  if (ctx.exit_code != kExitWouldNotStart) {
+    j["starts"] = true;
+    j["error"] = nullptr;
+    bool hurts = !report.leaked_cpus.IsEmpty() || !report.leaked_memory.empty();
+    j["pods"] = ordered_json::array();
+    table << fmt::format("kubelet {} restarting with {}: it starts\n\n", version, o.kubelet_dir);
+    std::vector<std::vector<std::string>> rows = {
+        {"POD", "OUTCOME", "CPUS BEFORE", "CPUS AFTER", "MEMORY NUMA", "UPSTREAM"}};
+    std::vector<std::string> notes;
+    std::set<std::string> upstream_seen;
+    for (const RestartPod& p : report.pods) {
+      hurts |= p.outcome != "kept";
+      ordered_json pj;
+      pj["namespace"] = p.namespace_name;
+      pj["name"] = p.name;
+      pj["outcome"] = p.outcome;
+      pj["cpusBefore"] = p.cpus_before.String();
+      pj["cpusAfter"] = p.outcome == "rejected" ? ordered_json(nullptr)
+                                                : ordered_json(p.cpus_after.String());
+      pj["memoryNumaBefore"] = p.memory_numa_before;
+      pj["memoryNumaAfter"] = p.outcome == "rejected" ? ordered_json(nullptr)
+                                                      : ordered_json(p.memory_numa_after);
+      pj["reason"] = p.reason.empty() ? ordered_json(nullptr) : ordered_json(p.reason);
+      pj["message"] = p.message.empty() ? ordered_json(nullptr) : ordered_json(p.message);
+      pj["upstream"] = p.upstream;
+      pj["then"] = p.outcome == "rejected" ? ordered_json(kRejectedRunningPod)
+                                           : ordered_json(nullptr);
+      j["pods"].push_back(std::move(pj));
+      const bool rejected = p.outcome == "rejected";
+      rows.push_back({p.namespace_name + "/" + p.name,
+                      rejected ? "REJECTED" : p.outcome == "moved" ? "MOVED" : "kept",
+                      p.cpus_before.IsEmpty() ? "-" : p.cpus_before.String(),
+                      rejected ? "-" : p.cpus_after.IsEmpty() ? "-" : p.cpus_after.String(),
+                      rejected ? NumaList(p.memory_numa_before)
+                               : NumaList(p.memory_numa_before) + " -> " +
+                                     NumaList(p.memory_numa_after),
+                      fmt::format("{}", fmt::join(p.upstream, " "))});
+      if (rejected) {
+        notes.push_back(fmt::format("{}/{}: {}: {}\n    then: {}", p.namespace_name, p.name,
+                                    p.reason, p.message, kRejectedRunningPod));
+      }
+      upstream_seen.insert(p.upstream.begin(), p.upstream.end());
+    }
+    j["defaultCpuSetBefore"] = report.default_before.String();
+    j["defaultCpuSetAfter"] = report.default_after.String();
+    j["leakedCpus"] = report.leaked_cpus.String();
+    j["leakedMemory"] = ordered_json::object();
+    for (const auto& [type, bytes] : report.leaked_memory) j["leakedMemory"][type] = bytes;
+    std::vector<size_t> width(rows[0].size(), 0);
+    for (const auto& r : rows) {
+      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    }
+    for (const auto& r : rows) {
+      std::string line;
+      for (size_t i = 0; i < r.size(); ++i) {
+        line += r[i];
+        if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      table << line << "\n";
+    }
+    if (report.pods.empty()) table << "(no pods run on the node)\n";
+    table << fmt::format("\ndefault cpuset: {} -> {}\n", Or(report.default_before.String()),
+                         Or(report.default_after.String()));
+    if (!report.leaked_cpus.IsEmpty()) {
+      table << fmt::format("leaked CPUs: {} (in no pod's entry and not in the default set: no "
+                           "pod can use them until the node is drained)\n",
+                           report.leaked_cpus.String());
+    }
+    for (const auto& [type, bytes] : report.leaked_memory) {
+      table << fmt::format("leaked {}: {} (reserved in the machine state a second time)\n", type,
+                           HumanBytes(bytes));
+    }
+    for (const auto& n : notes) table << "\n" << n << "\n";
+    for (const std::string& id : upstream_seen) {
+      if (const kubelet::VersionedBehavior* b = BehaviorOfIssue(id)) {
+        table << fmt::format("\n{}: {}\n  {}\n", id, b->summary,
+                             kubelet::DescribeVersioned(b->field));
+      }
+    }
+    table << fmt::format("\n{}\n", hurts ? "the restart moves, rejects or leaks: see above"
+                                         : "every pod keeps its CPUs and memory");
+    if (hurts) ctx.exit_code = kExitRestartHurts;
+  }
+  if (o.output == "json") {
+    *ctx.out << j.dump(2) << "\n";
+  } else {
+    *ctx.out << table.str();
+  }
+}
+
 }  // namespace
 
 void AddStateCommands(CLI::App& app, Context& ctx) {
@@ -454,6 +644,18 @@ void AddStateCommands(CLI::App& app, Context& ctx) {
   AddFlags(rc, *repair);
   rc->add_flag("--yes", repair->yes, "write the corrected checkpoints");
   rc->callback([repair, &ctx] { RunRepair(*repair, ctx); });
+
+  auto restart = std::make_shared<StateOpts>();
+  CLI::App* rs = st->add_subcommand(
+      "restart",
+      "Predict what a kubelet of --kubelet-version does when it restarts with these checkpoints "
+      "and pods: whether it starts, each pod kept, moved or rejected, and what leaks. Writes "
+      "nothing (exit 0 all kept, 3 moved/rejected/leaked, 2 it does not start, 1 bad input)");
+  AddFlags(rs, *restart, /*running_pods=*/false);
+  rs->add_option("--pods", restart->pods,
+                 "the pods that run on the node: manifests or kubectl get pods -o json "
+                 "(default: podtopo's record in --kubelet-dir)");
+  rs->callback([restart, &ctx] { RunRestart(*restart, ctx); });
 }
 
 }  // namespace podtopo::cli

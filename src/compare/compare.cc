@@ -362,6 +362,7 @@ absl::StatusOr<CompareResult> Compare(const CompareRequest& request) {
   result.configs.resize(n_configs);
   for (int c = 0; c < n_configs; ++c) {
     result.configs[c].config = request.configs[c].name;
+    result.configs[c].kubelet_version = request.configs[c].config.kubelet_version;
     result.configs[c].pods.resize(request.configs[c].pods->size());
   }
 

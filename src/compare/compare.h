@@ -131,6 +131,7 @@ struct NodeResult {
 
 struct ConfigResult {
   std::string config;
+  std::string kubelet_version;  // the configuration's kubelet version ("" = none)
   Tally total;
   std::vector<NodeResult> nodes;  // in fleet order
   std::vector<PodOutcome> pods;   // in input order

@@ -1,7 +1,5 @@
 #include "cpumanager/cpu_assignment.h"
 
-#include "kubelet/admission_error.h"
-
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -12,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kubelet/admission_error.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "fmt/format.h"

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kubelet/admission_error.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -223,6 +224,25 @@ TEST(DistributedTest, WholeGroupsRemainderTestTerminates) {
                                            CpuSortingStrategy::kPacked, false, 4);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->String(), "0-3,16-23,32-39,48-55");
+}
+
+// k/k #140730 for the versions without it: the raw-count test lets the subset {0, 1} through
+// (12 leftover CPUs for a remainder of 12) and the sweep never ends. podtopo says so instead of
+// spinning: KubeletHangError, reason KubeletHang.
+TEST(DistributedTest, Issue140730_OlderKubeletsHangOnLeftoversThatAreNotWholeGroups) {
+  auto got = TakeByTopologyNumaDistributed(FourNumaOneSocket(), Cpus(kWholeGroupsFree), 28, 4,
+                                           CpuSortingStrategy::kPacked, false, 4,
+                                           /*remainder_whole_groups=*/false);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(AdmissionReasonOf(got.status()), kReasonKubeletHang);
+  EXPECT_NE(got.status().message().find("remainder of 12 CPUs"), std::string::npos)
+      << got.status();
+  // With the fix: the allocation of WholeGroupsRemainderTestTerminates.
+  auto fixed = TakeByTopologyNumaDistributed(FourNumaOneSocket(), Cpus(kWholeGroupsFree), 28, 4,
+                                             CpuSortingStrategy::kPacked, false, 4,
+                                             /*remainder_whole_groups=*/true);
+  ASSERT_TRUE(fixed.ok());
+  EXPECT_EQ(fixed->String(), "0-3,16-23,32-39,48-55");
 }
 
 // Without a hint (or with one the guard ignores) the search starts at k = 2, where nothing

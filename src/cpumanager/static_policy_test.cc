@@ -676,6 +676,54 @@ TEST(StaticPolicyTest, StrictReservationKeepsReservedOutOfDefault) {
   EXPECT_FALSE(s.GetDefaultCpuSet().Intersects(policy->reserved_cpus()));
 }
 
+// k/k #139456 (fixes #139430): with distribute-cpus-across-numa a hint over NUMA 0 and 1 is a
+// floor for the NUMA nodes the CPUs come from. 1.36 and 1.37 take all four CPUs from one NUMA
+// node (the container's affinity shrinks to it); 1.38 takes two from each.
+TEST(StaticPolicyTest, Issue139456_DistributeKeepsAMultiNumaHintOnlyFrom138) {
+  CpuTopology topo;
+  for (int c = 0; c < 16; ++c) topo.AddCpu(c, {.numa = c / 8, .socket = 0, .core = c, .uncore = c / 8});
+  topo.SetCountsFromCpus();
+  FixedAffinity both(TopologyHint{BitMask::FromUint64(3), false});
+  for (const kubelet::KubeletVersion& v : kubelet::KubeletVersions()) {
+    StaticPolicyConfig config;
+    config.options = {{"distribute-cpus-across-numa", "true"}};
+    config.gates.behavior = v.behavior;
+    config.num_reserved_cpus = 1;
+    auto policy = MustCreate(topo, config, &both);
+    CpuState s;
+    ASSERT_TRUE(policy->Start(s).ok());
+    Pod pod;
+    pod.uid = "p";
+    pod.containers = {C("c", ContainerKind::kApp, "4", "4")};
+    ASSERT_TRUE(policy->Allocate(s, pod, pod.containers[0]).ok()) << v.name;
+    const CpuSet got = *s.GetCpuSet("p", "c");
+    const int numa_nodes = static_cast<int>(topo.NumaNodesOf(got).size());
+    EXPECT_EQ(numa_nodes, v.behavior.distribute_min_numas_from_hint ? 2 : 1)
+        << v.name << ": " << got.String();
+  }
+}
+
+// k/k #141196 as the kubelet versions decide it (no fix is merged in any of them): the pod that
+// empties the default set is admitted, and the next start refuses the checkpoint.
+TEST(StaticPolicyTest, Issue141196_KubeletVersionsAdmitAndThenCannotRestart) {
+  const CpuTopology& topo = testing::FakeTopology("topoSingleSocketHT");
+  for (const kubelet::KubeletVersion& v : kubelet::KubeletVersions()) {
+    StaticPolicyConfig config = PodLevelConfig(2);
+    config.options = {{"strict-cpu-reservation", "true"}};
+    config.gates.behavior = v.behavior;
+    auto policy = MustCreate(topo, config, nullptr);
+    CpuState s;
+    ASSERT_TRUE(policy->Start(s).ok());
+    Pod pod;
+    pod.uid = "p";
+    pod.containers = {C("c", ContainerKind::kApp, "6", "6")};
+    ASSERT_TRUE(policy->Allocate(s, pod, pod.containers[0]).ok()) << v.name;
+    EXPECT_TRUE(s.GetDefaultCpuSet().IsEmpty()) << v.name;
+    absl::Status start = MustCreate(topo, config, nullptr)->Start(s);
+    EXPECT_EQ(start.message(), "default cpuset cannot be empty") << v.name;
+  }
+}
+
 // k/k #141196: with strict-cpu-reservation one pod taking every unreserved CPU emptied the
 // default set, and the restarted kubelet refused its own checkpoint ("default cpuset cannot be
 // empty"). The allocation is refused instead (the fix proposed in k/k #141197), before the
@@ -968,6 +1016,78 @@ TEST(StaticPolicyRestartTest, ReadmissionKeepsTheRestoredAllocation) {
     ASSERT_TRUE(s.GetPodCpuSet(pod.uid).has_value());
     EXPECT_EQ(S(s.GetPodCpuSet(pod.uid)->Union(s.GetDefaultCpuSet())), S(topo.AllCpus()));
   }
+}
+
+// k/k #140989, as the issue reproduces it (the policy called without a Topology Manager hint):
+// a kubelet without #141041 (1.36, 1.37.0) allocates the restored pod again from the default
+// set. On 4 CPUs with 1 reserved the running pod is rejected; on 6 it moves from 1-2 to 3-4,
+// the default set shrinks from 0,3-5 to 0,5, and 1-2 are in no entry any more (leaked).
+TEST(StaticPolicyRestartTest, Issue140989_RestoredPodAllocatedAgainWithout141041) {
+  for (const char* version : {"1.36", "1.37.0"}) {
+    StaticPolicyConfig buggy = PodLevelConfig(1);
+    buggy.gates.behavior = kubelet::FindKubeletVersion(version)->behavior;
+    Pod pod = PodLevel("test-pod", "2", {}, {C("container1", ContainerKind::kApp, "2", "2")});
+
+    CpuTopology four = FlatTopology(4);
+    CpuState s4;
+    ASSERT_TRUE(MustCreate(four, PodLevelConfig(1), nullptr)->Start(s4).ok());
+    ASSERT_TRUE(MustCreate(four, PodLevelConfig(1), nullptr)->AllocatePod(s4, pod).ok());
+    EXPECT_EQ(S(*s4.GetPodCpuSet(pod.uid)), "1-2");
+    EXPECT_EQ(S(s4.GetDefaultCpuSet()), "0,3");
+    auto restarted4 = MustCreate(four, buggy, nullptr);
+    ASSERT_TRUE(restarted4->Start(s4).ok());
+    absl::Status rejected = restarted4->AllocatePod(s4, pod);
+    EXPECT_EQ(rejected.message(), "not enough cpus available to satisfy request: requested=2, "
+                                  "available=1")
+        << version;
+
+    CpuTopology six = FlatTopology(6);
+    CpuState s6;
+    ASSERT_TRUE(MustCreate(six, PodLevelConfig(1), nullptr)->Start(s6).ok());
+    ASSERT_TRUE(MustCreate(six, PodLevelConfig(1), nullptr)->AllocatePod(s6, pod).ok());
+    EXPECT_EQ(S(*s6.GetPodCpuSet(pod.uid)), "1-2");
+    auto restarted6 = MustCreate(six, buggy, nullptr);
+    ASSERT_TRUE(restarted6->Start(s6).ok());
+    ASSERT_TRUE(restarted6->AllocatePod(s6, pod).ok()) << version;
+    EXPECT_EQ(S(*s6.GetPodCpuSet(pod.uid)), "3-4");
+    EXPECT_EQ(S(*s6.GetCpuSet(pod.uid, "container1")), "3-4");
+    EXPECT_EQ(S(s6.GetDefaultCpuSet()), "0,5");
+    // The next start's validateState no longer accounts for every CPU.
+    EXPECT_FALSE(MustCreate(six, PodLevelConfig(1), nullptr)->Start(s6).ok());
+  }
+  // 1.37 (the newest patch) and 1.38 carry #141041: the pod keeps 1-2.
+  for (const char* version : {"1.37", "1.38"}) {
+    StaticPolicyConfig fixed = PodLevelConfig(1);
+    fixed.gates.behavior = kubelet::FindKubeletVersion(version)->behavior;
+    Pod pod = PodLevel("test-pod", "2", {}, {C("container1", ContainerKind::kApp, "2", "2")});
+    CpuTopology six = FlatTopology(6);
+    CpuState s6;
+    ASSERT_TRUE(MustCreate(six, fixed, nullptr)->Start(s6).ok());
+    ASSERT_TRUE(MustCreate(six, fixed, nullptr)->AllocatePod(s6, pod).ok());
+    auto restarted = MustCreate(six, fixed, nullptr);
+    ASSERT_TRUE(restarted->Start(s6).ok());
+    ASSERT_TRUE(restarted->AllocatePod(s6, pod).ok()) << version;
+    EXPECT_EQ(S(*s6.GetPodCpuSet(pod.uid)), "1-2") << version;
+    EXPECT_EQ(S(s6.GetDefaultCpuSet()), "0,3-5") << version;
+  }
+}
+
+// k/k #140989's hint half: without #141041 the restored pod's hints come from the per-container
+// check, which a pod-shared-pool container (a cpuset in the state, no exclusive request) fails.
+TEST(StaticPolicyRestartTest, Issue140989_PodSharedPoolContainerLosesItsHintWithout141041) {
+  CpuTopology topo = FlatTopology(6);
+  Pod pod = PodLevel("p", "2", {}, {C("app", ContainerKind::kApp, "", "")});
+  CpuState s;
+  ASSERT_TRUE(MustCreate(topo, PodLevelConfig(1), nullptr)->Start(s).ok());
+  ASSERT_TRUE(MustCreate(topo, PodLevelConfig(1), nullptr)->AllocatePod(s, pod).ok());
+  StaticPolicyConfig buggy = PodLevelConfig(1);
+  buggy.gates.behavior = kubelet::FindKubeletVersion("1.37.0")->behavior;
+  TopologyHintMap lost = MustCreate(topo, buggy, nullptr)->GetPodTopologyHints(s, pod);
+  ASSERT_EQ(lost.count("cpu"), 1u);
+  EXPECT_TRUE(lost["cpu"].empty());
+  TopologyHintMap kept = MustCreate(topo, PodLevelConfig(1), nullptr)->GetPodTopologyHints(s, pod);
+  ASSERT_EQ(kept["cpu"].size(), 1u);
+  EXPECT_EQ(kept["cpu"][0], (TopologyHint{BitMask::FromUint64(1), true}));
 }
 
 TEST(StaticPolicyRestartTest, MissingContainerEntriesAreRecomputedFromTheBubble) {

@@ -111,6 +111,11 @@ struct KubeletVersion {
   CheckpointFormats checkpoints;
 };
 
+// What podtopo follows where it is the allocator (`serve --cri`, `nri`): Behavior{}.
+inline constexpr char kAllocatorBehavior[] =
+    "podtopo as the allocator: kubelet 1.38's decisions with every merged fix, and "
+    "strict-cpu-reservation never empties the default cpuset (k/k #141196)";
+
 // Every version, oldest first.
 std::span<const KubeletVersion> KubeletVersions();
 // "1.37.0" or "v1.37.0"; nullptr when podtopo does not know the version.

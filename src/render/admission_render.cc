@@ -94,6 +94,9 @@ nlohmann::ordered_json PodAllocationJson(const PodAllocation& pod) {
 nlohmann::ordered_json AdmissionJson(const std::vector<PodAllocation>& pods,
                                      const NodePools& node) {
   nlohmann::ordered_json j;
+  j["kubeletVersion"] = node.kubelet_version.empty()
+                            ? nlohmann::ordered_json(nullptr)
+                            : nlohmann::ordered_json(node.kubelet_version);
   j["pods"] = nlohmann::ordered_json::array();
   for (const auto& p : pods) j["pods"].push_back(PodAllocationJson(p));
   j["node"]["defaultCpuSet"] = node.default_cpu_set.String();
@@ -153,9 +156,10 @@ std::string RenderAdmissionTable(const std::vector<PodAllocation>& pods, const N
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
-  out += fmt::format("\nnode: default (shared) cpuset {}   reserved {}\n",
+  out += fmt::format("\nnode: default (shared) cpuset {}   reserved {}{}\n",
                      Or(node.default_cpu_set.String(), "(empty)"),
-                     Or(node.reserved_cpus.String(), "(none)"));
+                     Or(node.reserved_cpus.String(), "(none)"),
+                     node.kubelet_version.empty() ? "" : "   kubelet " + node.kubelet_version);
   for (const auto& n : notes) out += n + "\n";
   if (wide) {
     // The explanation of every pod this run admitted or rejected (explain/explain.h); the

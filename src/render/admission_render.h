@@ -27,6 +27,9 @@ namespace podtopo {
 struct NodePools {
   CpuSet default_cpu_set;
   CpuSet reserved_cpus;
+  // The kubelet version predicted (KubeletConfig::kubelet_version); "" = none (podtopo as the
+  // allocator). JSON "kubeletVersion" (null for none); the table's node line names it.
+  std::string kubelet_version;
 };
 
 nlohmann::ordered_json PodAllocationJson(const PodAllocation& pod);

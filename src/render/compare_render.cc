@@ -328,6 +328,8 @@ nlohmann::ordered_json CompareJson(const CompareResult& result,
   for (const auto& c : result.configs) {
     nlohmann::ordered_json cj;
     cj["config"] = c.config;
+    cj["kubeletVersion"] = c.kubelet_version.empty() ? nlohmann::ordered_json(nullptr)
+                                                     : nlohmann::ordered_json(c.kubelet_version);
     cj["total"] = TallyJson(c.total);
     cj["nodes"] = nlohmann::ordered_json::array();
     for (const auto& n : c.nodes) {
