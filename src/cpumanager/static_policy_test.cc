@@ -1019,11 +1019,11 @@ TEST(StaticPolicyRestartTest, ReadmissionKeepsTheRestoredAllocation) {
 }
 
 // k/k #140989, as the issue reproduces it (the policy called without a Topology Manager hint):
-// a kubelet without #141041 (1.36, 1.37.0) allocates the restored pod again from the default
+// a kubelet without #141041 (1.36, 1.37.0, 1.37) allocates the restored pod again from the default
 // set. On 4 CPUs with 1 reserved the running pod is rejected; on 6 it moves from 1-2 to 3-4,
 // the default set shrinks from 0,3-5 to 0,5, and 1-2 are in no entry any more (leaked).
 TEST(StaticPolicyRestartTest, Issue140989_RestoredPodAllocatedAgainWithout141041) {
-  for (const char* version : {"1.36", "1.37.0"}) {
+  for (const char* version : {"1.36", "1.37.0", "1.37"}) {
     StaticPolicyConfig buggy = PodLevelConfig(1);
     buggy.gates.behavior = kubelet::FindKubeletVersion(version)->behavior;
     Pod pod = PodLevel("test-pod", "2", {}, {C("container1", ContainerKind::kApp, "2", "2")});
@@ -1055,8 +1055,8 @@ TEST(StaticPolicyRestartTest, Issue140989_RestoredPodAllocatedAgainWithout141041
     // The next start's validateState no longer accounts for every CPU.
     EXPECT_FALSE(MustCreate(six, PodLevelConfig(1), nullptr)->Start(s6).ok());
   }
-  // 1.37 (the newest patch) and 1.38 carry #141041: the pod keeps 1-2.
-  for (const char* version : {"1.37", "1.38"}) {
+  // 1.38 carries #141041: the pod keeps 1-2.
+  for (const char* version : {"1.38"}) {
     StaticPolicyConfig fixed = PodLevelConfig(1);
     fixed.gates.behavior = kubelet::FindKubeletVersion(version)->behavior;
     Pod pod = PodLevel("test-pod", "2", {}, {C("container1", ContainerKind::kApp, "2", "2")});

@@ -23,6 +23,8 @@ constexpr std::string_view kUnknown136[] = {"PodLevelResourcesFixDefaulting"};
 
 // ---- v1.38 (release-1.38, due 2026-12-16) ----
 // No gate change of the resource managers is evidenced for 1.38; the v1.37 table stands.
+// CHANGELOG-1.38.md v1.38.0-alpha.1 ("since v1.37.0") lists #141041, #141070, #140730 and
+// #139456 under "Bug or Regression"; #141077 (release note NONE) merged with them (2026-08).
 
 // The table. Evidence per value: docs/differences.md "Kubelet versions".
 constexpr KubeletVersion kVersions[] = {
@@ -69,6 +71,10 @@ constexpr KubeletVersion kVersions[] = {
         .checkpoints = {},
     },
     {
+        // No cherry-pick of #141041, #141077, #141070, #139456 or #140730 into release-1.37 is
+        // found; the 1.37 restart bugs were answered by #141209 (gate off by default) instead
+        // of a 1.37.1 fix (#140989 thread, 2026-08-05). The reading the evidence favours: the
+        // newest 1.37 patch decides as 1.37.0 (docs/differences.md, "thin").
         .name = "1.37",
         .release = "v1.37.x (newest patch)",
         .released = true,
@@ -76,9 +82,9 @@ constexpr KubeletVersion kVersions[] = {
         .unknown_gates = {},
         .behavior =
             {
-                .cpu_restore_keeps_pod_cpus = true,
-                .memory_restore_keeps_pod_blocks = true,
-                .memory_pod_restore_hints_from_pod_blocks = true,
+                .cpu_restore_keeps_pod_cpus = false,
+                .memory_restore_keeps_pod_blocks = false,
+                .memory_pod_restore_hints_from_pod_blocks = false,
                 .distribute_min_numas_from_hint = false,
                 .distribute_remainder_whole_groups = false,
                 .strict_reservation_keeps_default_set = false,

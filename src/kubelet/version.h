@@ -17,7 +17,7 @@
 // Example:
 //   absl::StatusOr<const KubeletVersion*> v = ParseKubeletVersion("1.37.0");
 //   (*v)->behavior.cpu_restore_keeps_pod_cpus;   // false: k/k #140989 (fixed by #141041)
-//   FixedIn(&Behavior::cpu_restore_keeps_pod_cpus);   // "1.37.1, 1.38"
+//   FixedIn(&Behavior::cpu_restore_keeps_pod_cpus);   // "1.38"
 //   DefaultKubeletVersion().name;                 // the newest released version
 //
 // Thread safety: the table is constant.
@@ -143,7 +143,7 @@ const VersionedBehavior* FindVersionedBehavior(bool Behavior::*field);
 // the known versions".
 std::string FixedIn(bool Behavior::*field);
 
-// "k/k #140989, fixed by k/k #141041 in 1.37, 1.38": the issue, the fix and the versions that
+// "k/k #140989, fixed by k/k #141041 in 1.38": the issue, the fix and the versions that
 // carry it, for messages and explain.
 std::string DescribeVersioned(bool Behavior::*field);
 

@@ -55,9 +55,9 @@ TEST(KubeletVersionTest, FixesAreNeverDroppedByANewerVersion) {
 }
 
 TEST(KubeletVersionTest, Issue140989_FixedInNamesTheVersions) {
-  EXPECT_EQ(FixedIn(&Behavior::cpu_restore_keeps_pod_cpus), "1.37, 1.38");
+  EXPECT_EQ(FixedIn(&Behavior::cpu_restore_keeps_pod_cpus), "1.38");
   EXPECT_EQ(DescribeVersioned(&Behavior::cpu_restore_keeps_pod_cpus),
-            "k/k #140989, fixed by k/k #141041 in 1.37, 1.38");
+            "k/k #140989, fixed by k/k #141041 in 1.38");
   EXPECT_EQ(FixedIn(&Behavior::strict_reservation_keeps_default_set),
             "none of the known versions");
 }
