@@ -473,9 +473,7 @@ void RunRestart(const StateOpts& o, Context& ctx) {
   std::vector<Pod> pods;
   const bool have_record =
       std::filesystem::exists(std::filesystem::path(o.kubelet_dir) / kPodRecordFile);
-  if (!o.pods.empty()) {
-    if (!LoadAllPods(o.pods, cfg, /*strict=*/false, &pods, ctx)) return;
-  } else if (!have_record) {
+  if (o.pods.empty() && !have_record) {
     return ctx.Fail(fmt::format(
         "--kubelet-dir {}: no {} here (a kubelet's own directory has none): give the pods that "
         "run on the node with --pods (kubectl get pods -A -o json --field-selector "
@@ -510,6 +508,7 @@ void RunRestart(const StateOpts& o, Context& ctx) {
       break;
     }
   } else {
+    if (!o.pods.empty() && !LoadAllPods(o.pods, cfg, /*strict=*/false, &pods, ctx)) return;
     Node::Options opts;
     opts.state_dir = o.kubelet_dir;
     opts.read_only = true;
