@@ -1190,6 +1190,8 @@ absl::StatusOr<std::vector<Explanation>> ExplainPods(const Scenario& scenario,
     auto r = (*node)->Admit(pod);
     if (!r.ok()) return r.status();
     Explanation e = Explain(*r);
+    e.kubelet_version = scenario.config.kubelet_version;
+    if (r->admitted) e.version_notes = VersionNotes(pod, scenario.config);
     if (r->replaced) {
       e.note = fmt::format(
           "pod {} changed; admitting it again (the state dir holds it with another spec: that "
@@ -1244,13 +1246,39 @@ absl::StatusOr<std::vector<Explanation>> ExplainPods(const Scenario& scenario,
 
 // ---- rendering ----
 
+std::vector<std::string> VersionNotes(const Pod& pod, const config::KubeletConfig& config) {
+  std::vector<std::string> notes;
+  const kubelet::KubeletVersion* v = config.Version();
+  if (v == nullptr) return notes;
+  const bool pod_level = config.FeatureEnabled("PodLevelResources") &&
+                         config.FeatureEnabled("PodLevelResourceManagers") &&
+                         pod.HasPodLevelResources() && config.topology_manager_scope == "pod" &&
+                         config.topology_manager_policy != "none";
+  if (!pod_level) return notes;
+  const kubelet::Behavior& b = v->behavior;
+  if (config.cpu_manager_policy == "static" && !b.cpu_restore_keeps_pod_cpus) {
+    notes.push_back(fmt::format(
+        "kubelet {} allocates this pod's CPUs again when it restarts ({}): the running pod is "
+        "moved or rejected; `podtopo state restart` shows which",
+        v->name, kubelet::DescribeVersioned(&kubelet::Behavior::cpu_restore_keeps_pod_cpus)));
+  }
+  if (config.memory_manager_policy == "Static" && !b.memory_restore_keeps_pod_blocks) {
+    notes.push_back(fmt::format(
+        "kubelet {} reserves this pod's memory again when it restarts ({})", v->name,
+        kubelet::DescribeVersioned(&kubelet::Behavior::memory_restore_keeps_pod_blocks)));
+  }
+  return notes;
+}
+
 std::string RenderText(const Explanation& e) {
   std::string out;
   auto line = [&](int indent, const std::string& s) {
     out += std::string(static_cast<size_t>(indent), ' ') + s + "\n";
   };
-  line(0, fmt::format("Pod {}: {}", e.pod,
-                      e.admitted ? "ADMITTED" : fmt::format("REJECTED ({})", e.reason)));
+  line(0, fmt::format("Pod {}: {}{}", e.pod,
+                      e.admitted ? "ADMITTED" : fmt::format("REJECTED ({})", e.reason),
+                      e.kubelet_version.empty() ? "" : " by kubelet " + e.kubelet_version));
+  for (const std::string& n : e.version_notes) line(2, "Version: " + n);
   if (!e.admitted && !e.message.empty()) line(2, e.message);
   if (!e.note.empty()) line(2, "Note: " + e.note);
   if (!e.qos_why.empty()) {
@@ -1356,6 +1384,8 @@ nlohmann::ordered_json ToJson(const Explanation& e) {
   };
   J j;
   j["pod"] = e.pod;
+  j["kubeletVersion"] = e.kubelet_version.empty() ? J(nullptr) : J(e.kubelet_version);
+  j["versionNotes"] = e.version_notes;
   j["admitted"] = e.admitted;
   j["reason"] = e.reason;
   j["message"] = e.message;
@@ -1441,6 +1471,10 @@ std::string RenderJson(const std::vector<Explanation>& explanations) {
   nlohmann::ordered_json pods = nlohmann::ordered_json::array();
   for (const auto& e : explanations) pods.push_back(ToJson(e));
   nlohmann::ordered_json j;
+  // The version every pod was predicted for (the same for all: one node).
+  j["kubeletVersion"] = explanations.empty() || explanations[0].kubelet_version.empty()
+                            ? nlohmann::ordered_json(nullptr)
+                            : nlohmann::ordered_json(explanations[0].kubelet_version);
   j["pods"] = std::move(pods);
   return j.dump(2) + "\n";
 }

@@ -116,7 +116,17 @@ struct Explanation {
   std::string decision;  // the rule that decided, in words
   std::vector<Suggestion> suggestions;
   std::string note;      // e.g. "already admitted on this node"
+  // The kubelet version predicted ("" = none) and what that version does differently with this
+  // pod, each naming the upstream issue and the versions that fix it (VersionNotes).
+  std::string kubelet_version;
+  std::vector<std::string> version_notes;
 };
+
+// What config.kubelet_version does differently with `pod` once admitted (kubelet/version.h):
+//   "kubelet 1.37.0 allocates this pod's CPUs again when it restarts (k/k #140989, fixed by
+//    k/k #141041 in 1.38): the running pod is moved or rejected; `podtopo state restart` shows it"
+// Empty for a version without such a difference, or with no version.
+std::vector<std::string> VersionNotes(const Pod& pod, const config::KubeletConfig& config);
 
 // The explanation of one admission result (no what-if suggestions). `result.trace` may be null
 // (a pod reported as already admitted): the explanation then says so.

@@ -23,6 +23,8 @@
 #include "api/pod_yaml.h"
 #include "config/kubelet_config.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
+#include "kubelet/version.h"
 #include "gtest/gtest.h"
 #include "rapidcheck.h"
 #include "state/kubelet_state.h"
@@ -273,6 +275,113 @@ TEST(StatePropertyTest, AdmitRestartAndCheckNeverRefuse) {
   EXPECT_GT(admitted, 0);
   EXPECT_GT(rejected, 0);
   EXPECT_GE(restarts, 2L * case_number);  // each case restarts after its two forced admissions
+}
+
+std::string Describe(const RestartReport& r) {
+  std::string out = fmt::format("default {} -> {}, leaked {}\n", r.default_before.String(),
+                                r.default_after.String(), r.leaked_cpus.String());
+  for (const auto& p : r.pods) {
+    out += fmt::format("{} {} {} -> {} {} {}\n", p.name, p.outcome, p.cpus_before.String(),
+                       p.cpus_after.String(), p.reason, fmt::join(p.upstream, ","));
+  }
+  for (const auto& [type, bytes] : r.leaked_memory) out += fmt::format("leaked {} {}\n", type, bytes);
+  return out;
+}
+
+// Property (issue 23, "done when"): random pods are admitted under each kubelet version, and a
+// restart of the same version is predicted (`podtopo state restart`). The prediction agrees
+// with podtopo's own re-admission: for a version with every restart fix it keeps every pod
+// exactly as a restored node holds it, with nothing leaked; for any version, a kept pod holds
+// what it held, a leaked CPU is in no pod and not in the default set, and the prediction from
+// the pods' manifests (`--pods`) equals the one from podtopo's record.
+TEST(StatePropertyTest, RestartPredictionAgreesWithReadmissionPerVersion) {
+  const std::vector<std::string> presets = {"single-socket-ht", "dual-socket-ht",
+                                            "dual-socket-multi-numa-per-socket-ht", "demo"};
+  std::vector<std::string> versions;
+  for (const auto& v : kubelet::KubeletVersions()) versions.emplace_back(v.name);
+  const std::filesystem::path root = std::filesystem::temp_directory_path() /
+                                     fmt::format("podtopo-restart-prop-{}", ::getpid());
+  int case_number = 0;
+  long moved_or_rejected = 0;
+  auto property = [&] {
+    const std::string preset = *rc::gen::elementOf(presets);
+    absl::StatusOr<NodeTopology> node = Preset(preset);
+    RC_ASSERT(node.ok());
+    config::KubeletConfig cfg = GenConfig(*node);
+    cfg.kubelet_version = *rc::gen::elementOf(versions);
+    const kubelet::Behavior behavior = cfg.VersionBehavior();
+    const std::filesystem::path dir = root / std::to_string(case_number++);
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    Node::Options opts;
+    opts.state_dir = dir.string();
+    std::vector<Pod> running;
+    std::string before;
+    {
+      auto created = Node::Create(*node, cfg, opts);
+      if (!created.ok()) RC_FAIL(fmt::format("config refused: {}", std::string(created.status().message())));
+      const int pods = *rc::gen::inRange(1, 6);
+      for (int i = 0; i < pods; ++i) {
+        const std::string yaml = PodYaml(*GenPod(), i);
+        auto parsed = ParsePods(yaml, "property.yaml");
+        if (!parsed.ok()) continue;
+        auto r = (*created)->Admit(parsed->front());
+        if (!r.ok()) RC_FAIL(fmt::format("admit failed: {}\n{}", std::string(r.status().message()), yaml));
+        if (r->admitted) running.push_back(parsed->front());
+      }
+      before = Describe((*created)->AdmittedPods());
+    }  // the node (and its lock) goes: a stopped kubelet
+    RestartReport from_record;
+    Node::Options predict = opts;
+    predict.read_only = true;
+    predict.restart = &from_record;
+    auto restarted = Node::Create(*node, cfg, predict);
+    if (!restarted.ok()) {
+      // k/k #141196: a version that lets strict-cpu-reservation empty the default set cannot
+      // start from it; nothing else may keep it from starting.
+      const bool strict = cfg.cpu_manager_policy_options.count("strict-cpu-reservation") > 0;
+      RC_ASSERT(strict && !behavior.strict_reservation_keeps_default_set);
+      RC_ASSERT(std::string(restarted.status().message()).find("default cpuset cannot be empty") !=
+                std::string::npos);
+      std::filesystem::remove_all(dir);
+      return;
+    }
+    RestartReport from_pods;
+    predict.restart = &from_pods;
+    predict.running_pods = &running;
+    RC_ASSERT(Node::Create(*node, cfg, predict).ok());
+    if (Describe(from_pods) != Describe(from_record)) {
+      RC_FAIL(fmt::format("--pods and the record predict differently:\n{}\n{}", Describe(from_pods),
+                          Describe(from_record)));
+    }
+    const bool fixed = behavior.cpu_restore_keeps_pod_cpus && behavior.memory_restore_keeps_pod_blocks &&
+                       behavior.memory_pod_restore_hints_from_pod_blocks;
+    CpuSet held;
+    for (const RestartPod& p : from_record.pods) {
+      if (p.outcome == "kept") RC_ASSERT(p.cpus_after == p.cpus_before);
+      if (p.outcome != "kept") ++moved_or_rejected;
+      if (p.outcome != "rejected") held.UnionWith(p.cpus_after);
+      if (fixed && p.outcome != "kept") {
+        RC_FAIL(fmt::format("kubelet {} has every restart fix but the prediction is not 'kept':\n{}\nadmitted:\n{}",
+                            cfg.kubelet_version, Describe(from_record), before));
+      }
+    }
+    RC_ASSERT(!from_record.leaked_cpus.Intersects(held));
+    RC_ASSERT(!from_record.leaked_cpus.Intersects(from_record.default_after));
+    if (fixed) {
+      RC_ASSERT(from_record.leaked_cpus.IsEmpty());
+      RC_ASSERT(from_record.leaked_memory.empty());
+      RC_ASSERT(from_record.default_after == from_record.default_before);
+      // podtopo's own restore of the node (a kubelet that never stopped) holds the same.
+      auto restored = Node::Create(*node, cfg, Node::Options{dir.string(), true});
+      RC_ASSERT(restored.ok());
+      RC_ASSERT(Describe((*restored)->AdmittedPods()) == before);
+    }
+    std::filesystem::remove_all(dir);
+  };
+  podtopo::testing::CheckProperty(property, Cases());
+  if (std::getenv("PODTOPO_KEEP_STATE") == nullptr) std::filesystem::remove_all(root);
+  ::testing::Test::RecordProperty("moved_or_rejected", static_cast<int>(moved_or_rejected));
 }
 
 }  // namespace
