@@ -562,7 +562,8 @@ TEST(ExplainTest, JsonIsStable) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{
-                      "pod", "admitted", "reason", "message", "qosClass", "qosReason",
+                      "pod", "kubeletVersion", "versionNotes", "admitted", "reason",
+                      "message", "qosClass", "qosReason",
                       "topologyManagerPolicy", "scope", "podLevel", "podBudget", "cpus",
                       "containers", "mergeSteps", "nodeFit", "allocationFailure", "decision",
                       "suggestions", "note"}));

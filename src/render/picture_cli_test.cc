@@ -78,13 +78,16 @@ TEST(PictureCli, AdmitSvgHtmlAndUnchangedTable) {
   // The table and json are what the renderers print for the same admission.
   auto topo = Preset("demo");
   ASSERT_TRUE(topo.ok());
-  auto node = Node::Create(*topo, config::SeedDefault(), {});
+  // The CLI predicts the newest released kubelet by default.
+  config::KubeletConfig cfg = config::SeedDefault();
+  cfg.kubelet_version = std::string(kubelet::DefaultKubeletVersion().name);
+  auto node = Node::Create(*topo, cfg, {});
   ASSERT_TRUE(node.ok());
   auto pods = LoadPods(Mixed());
   ASSERT_TRUE(pods.ok());
   std::vector<PodAllocation> results;
   for (const auto& p : *pods) results.push_back((*node)->Admit(p).value());
-  NodePools pools{(*node)->DefaultCpuSet(), (*node)->ReservedCpus()};
+  NodePools pools{(*node)->DefaultCpuSet(), (*node)->ReservedCpus(), cfg.kubelet_version};
   EXPECT_EQ(RunCli({"admit", Mixed()}).out, RenderAdmissionTable(results, pools));
   EXPECT_EQ(RunCli({"admit", "-o", "json", Mixed()}).out, RenderAdmissionJson(results, pools));
   EXPECT_EQ(RunCli({"admit", "-o", "svg", Mixed()}).out,
