@@ -5,6 +5,10 @@
 // Each iteration admits and then removes the pod (so the node is the same every time): the
 // figure is admit + remove. Every benchmark checks the admission's answer first.
 //
+// BM_AdmitVersion/PRESET/VERSION admits the same pod on demo and t256 as each kubelet version
+// decides (--kubelet-version; kubelet/version.h): versions are data read where a decision
+// differs, so every version keeps the figure of the default one (issue 23).
+//
 // Goals: <= 20 us on demo and t256, <= 1 ms on gb200, <= 10 ms on numa64; explain on gb200
 // <= 50 ms. BM_Admit runs untraced, as `podtopo admit` without -o wide; BM_AdmitTraced with
 // the trace explain and -o wide show. Figures (docs/performance.md has the tables and the
@@ -26,6 +30,7 @@
 #include "api/pod_yaml.h"
 #include "benchmark/benchmark.h"
 #include "explain/explain.h"
+#include "kubelet/version.h"
 #include "topology/presets.h"
 
 namespace podtopo {
@@ -61,7 +66,9 @@ struct Setup {
   Pod pod;
 };
 
-Setup Make(const std::string& preset) {
+// `version`: the kubelet version the admission decides as ("" = the library's default, the
+// fixed behaviour).
+Setup Make(const std::string& preset, const std::string& version = "") {
   Setup s;
   s.topology = Preset(preset).value();
   std::string device = "example.com/gpu";
@@ -71,6 +78,7 @@ Setup Make(const std::string& preset) {
     s.topology.devices.push_back({device, "gpu1", 1});
   }
   s.config = config::SeedDefault();  // pod scope, single-numa-node, static CPU and memory
+  s.config.kubelet_version = version;
   s.config.topology_manager_policy_options["max-allowable-numa-nodes"] =
       std::to_string(std::max<size_t>(8, s.topology.numa_nodes.size()));
   s.pod = ParsePods(PodYaml(device), "bench.yaml").value().front();
@@ -79,8 +87,9 @@ Setup Make(const std::string& preset) {
 
 // `traced`: with the admission trace (`explain`, `admit -o wide`); without it as `podtopo
 // admit` runs otherwise (Node::set_tracing).
-void AdmitAndRemove(benchmark::State& state, const std::string& preset, bool traced) {
-  Setup s = Make(preset);
+void AdmitAndRemove(benchmark::State& state, const std::string& preset, bool traced,
+                    const std::string& version = "") {
+  Setup s = Make(preset, version);
   auto node = Node::Create(s.topology, s.config, {});
   if (!node.ok()) {
     state.SkipWithError(std::string(node.status().message()).c_str());
@@ -141,6 +150,20 @@ BENCHMARK_CAPTURE(BM_AdmitTraced, t256, std::string("t256"))->Unit(benchmark::kM
 BENCHMARK_CAPTURE(BM_AdmitTraced, gb200, std::string("gb200"))->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_AdmitTraced, numa64, std::string("numa64"))->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ExplainGb200)->Unit(benchmark::kMillisecond);
+
+// One BM_AdmitVersion per known version and preset.
+const bool kVersionBenchmarks = [] {
+  for (const kubelet::KubeletVersion& v : kubelet::KubeletVersions()) {
+    for (const char* preset : {"demo", "t256"}) {
+      const std::string name = std::string(v.name);
+      benchmark::RegisterBenchmark(
+          ("BM_AdmitVersion/" + std::string(preset) + "/" + name).c_str(),
+          [preset, name](benchmark::State& state) { AdmitAndRemove(state, preset, false, name); })
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
+  return true;
+}();
 
 }  // namespace
 }  // namespace podtopo
