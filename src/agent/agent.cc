@@ -144,6 +144,15 @@ class Agent::Impl : public CivetHandler {
         for (const auto& f : report->findings) {
           ++h.findings[{f.file, state::SeverityName(f.severity)}];
         }
+        h.kubelet_version = config_.kubelet_version;
+        h.restart_at_risk = report->restart_at_risk;
+        for (const auto& [uid, issue] : h.restart_at_risk) {
+          if (warned_at_risk_.insert(uid + issue).second) {
+            spdlog::warn("a restart of kubelet {} re-allocates pod {} ({}): `podtopo state "
+                         "restart` shows where it goes",
+                         config_.kubelet_version, uid, issue);
+          }
+        }
         health = h;
       } else {
         checkpoint_error = std::string(report.status().message());
@@ -220,6 +229,7 @@ class Agent::Impl : public CivetHandler {
   std::optional<Observation> current_;
   std::vector<ZoneAccount> zones_;
   std::string nrt_yaml_, page_, fault_, checkpoint_fault_;
+  std::set<std::string> warned_at_risk_;  // pods (uid + issue) already logged as at risk
 };
 
 Agent::Agent(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

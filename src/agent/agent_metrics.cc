@@ -122,6 +122,23 @@ std::vector<MetricFamily> AgentMetricFamilies(const AgentStatus& s) {
       }
       out.push_back(std::move(starts));
       out.push_back(std::move(findings));
+      auto keeps = Family("podtopo_restart_keeps_pods",
+                          "1 when a restart of this node's kubelet version keeps every pod of "
+                          "the checkpoints where it is, 0 when it re-allocates some",
+                          MetricType::Gauge);
+      AddGauge(keeps, {{"kubelet_version", s.checkpoint->kubelet_version}},
+               s.checkpoint->restart_at_risk.empty() ? 1 : 0);
+      out.push_back(std::move(keeps));
+      if (!s.checkpoint->restart_at_risk.empty()) {
+        auto risk = Family("podtopo_restart_pod_at_risk",
+                           "1 per pod that a restart of this node's kubelet version re-allocates "
+                           "(moved or rejected), with the upstream issue",
+                           MetricType::Gauge);
+        for (const auto& [uid, issue] : s.checkpoint->restart_at_risk) {
+          AddGauge(risk, {{"pod_uid", uid}, {"issue", issue}}, 1);
+        }
+        out.push_back(std::move(risk));
+      }
     }
   }
   return out;

@@ -20,6 +20,12 @@
 //   podtopo_checkpoint_kubelet_would_start                 gauge  1 when the kubelet would
 //       start with the checkpoints of --kubelet-dir (state check), 0 when not (--kubelet-dir)
 //   podtopo_checkpoint_findings{file,severity}             gauge  (--kubelet-dir)
+//   podtopo_restart_keeps_pods{kubelet_version}            gauge  1 when a restart of this
+//       node's kubelet version (--kubelet-version) keeps every pod of the checkpoints where it
+//       is, 0 when it re-allocates some (--kubelet-dir)
+//   podtopo_restart_pod_at_risk{pod_uid,issue}             gauge  1 per pod the restart
+//       re-allocates, with the upstream issue ("k/k#140989"): pods with pod-level entries in a
+//       checkpoint, under a version without that fix (--kubelet-dir)
 // The pod and NUMA families are present only while the last poll succeeded.
 //
 // Example:
@@ -46,6 +52,9 @@ namespace podtopo::agent {
 struct CheckpointHealth {
   bool kubelet_starts = false;
   std::map<std::pair<std::string, std::string>, int> findings;  // (file, severity) -> count
+  std::string kubelet_version;  // the version whose restart is judged
+  // (pod uid, upstream issue) of every pod a restart of that version re-allocates.
+  std::vector<std::pair<std::string, std::string>> restart_at_risk;
 };
 
 struct AgentStatus {

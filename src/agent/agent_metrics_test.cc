@@ -81,7 +81,7 @@ TEST(MetricsTest, AFailedPollLeavesNoStaleNumbers) {
   s.checkpoint_checked = true;
   s.checkpoint = CheckpointHealth{false, {{{"cpu_manager_state", "fatal"}, 1}}};
   std::string text = RenderMetricsText(s);
-  ExpectHelpAndType(text, 6);  // up, polls, errors, last poll, 2 checkpoint
+  ExpectHelpAndType(text, 7);  // up, polls, errors, last poll, 2 checkpoint, restart
   EXPECT_EQ(text.find("podtopo_pod_cpus"), std::string::npos) << text;
   EXPECT_EQ(text.find("podtopo_numa_"), std::string::npos) << text;
   EXPECT_NE(text.find("podtopo_podresources_up 0\n"), std::string::npos);
@@ -90,6 +90,33 @@ TEST(MetricsTest, AFailedPollLeavesNoStaleNumbers) {
   EXPECT_NE(text.find("podtopo_checkpoint_findings{file=\"cpu_manager_state\",severity=\"fatal\"} 1\n"),
             std::string::npos)
       << text;
+}
+
+// Issue 23 item 4: the agent warns before anyone restarts. A pod-level pod in the checkpoints of a
+// 1.37.0 node is re-allocated by a restart (k/k #140989); on 1.38 every pod stays.
+TEST(MetricsTest, Issue140989_RestartAtRiskPerPod) {
+  AgentStatus s;
+  s.checkpoint_checked = true;
+  CheckpointHealth h;
+  h.kubelet_starts = true;
+  h.kubelet_version = "1.37.0";
+  h.restart_at_risk = {{"uid-1", "k/k#140906"}, {"uid-1", "k/k#140989"}};
+  s.checkpoint = h;
+  std::string text = RenderMetricsText(s);
+  EXPECT_NE(text.find("podtopo_restart_keeps_pods{kubelet_version=\"1.37.0\"} 0\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("podtopo_restart_pod_at_risk{pod_uid=\"uid-1\",issue=\"k/k#140989\"} 1\n"),
+            std::string::npos)
+      << text;
+  h.kubelet_version = "1.38";
+  h.restart_at_risk.clear();
+  s.checkpoint = h;
+  text = RenderMetricsText(s);
+  EXPECT_NE(text.find("podtopo_restart_keeps_pods{kubelet_version=\"1.38\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("podtopo_restart_pod_at_risk"), std::string::npos) << text;
 }
 
 TEST(ObservedPictureTest, BubblesAndExclusiveSlicesAreDrawnFromTheReports) {

@@ -154,6 +154,44 @@ void PrintFindings(const state::CheckReport& r, std::ostream& out) {
   }
 }
 
+// The memory each NUMA node has now against the checkpoint's machine state (a reboot: k/k
+// #131253), for check and restart.
+ordered_json DriftJson(const std::vector<state::MemoryDrift>& drift) {
+  ordered_json arr = ordered_json::array();
+  for (const state::MemoryDrift& d : drift) {
+    ordered_json j;
+    j["numaNode"] = d.numa_node;
+    j["type"] = d.type;
+    j["checkpointBytes"] = d.checkpoint_bytes;
+    j["nodeBytes"] = d.node_bytes;
+    j["deltaBytes"] = d.Delta();
+    arr.push_back(std::move(j));
+  }
+  return arr;
+}
+
+constexpr char kDriftToleranceNote[] =
+    "every kubelet version podtopo knows compares these totals exactly; KEP-6232's tolerance "
+    "(gate MemoryManagerDriftTolerance, k/k #140473 and #142121) is in none of them";
+
+void PrintDrift(const std::vector<state::MemoryDrift>& drift, const std::string& indent,
+                std::ostream& out) {
+  if (drift.empty()) return;
+  out << fmt::format("{}memory the node has now against the checkpoint's machine state "
+                     "(k/k #131253: the kernel reports other totals after a reboot):\n",
+                     indent);
+  for (const state::MemoryDrift& d : drift) {
+    const int64_t delta = d.Delta();
+    const uint64_t magnitude = delta < 0 ? static_cast<uint64_t>(-delta) : delta;
+    out << fmt::format("{}  NUMA node {} {}: {} ({} B) in the checkpoint, {} {} on this node ({} "
+                       "B)\n",
+                       indent, d.numa_node, d.type, HumanBytes(d.checkpoint_bytes),
+                       d.checkpoint_bytes, HumanBytes(magnitude), delta < 0 ? "less" : "more",
+                       d.node_bytes);
+  }
+  out << fmt::format("{}{}\n", indent, kDriftToleranceNote);
+}
+
 std::string Verdict(const state::CheckReport& r) {
   if (r.KubeletStarts()) {
     return r.HasWarnings() ? "the kubelet would start, with warnings"
@@ -174,10 +212,15 @@ void RunCheck(const StateOpts& o, Context& ctx) {
     j["files"] = {FileJson(r->cpu_file), FileJson(r->memory_file)};
     j["findings"] = ordered_json::array();
     for (const auto& f : r->findings) j["findings"].push_back(FindingJson(f));
+    j["memoryDrift"] = DriftJson(r->memory_drift);
     *ctx.out << j.dump(2) << "\n";
   } else {
     PrintFiles(*r, *ctx.out);
     PrintFindings(*r, *ctx.out);
+    if (!r->memory_drift.empty()) {
+      *ctx.out << "\n";
+      PrintDrift(r->memory_drift, "", *ctx.out);
+    }
     *ctx.out << "\n" << Verdict(*r) << "\n";
   }
   if (!r->KubeletStarts()) {
@@ -495,6 +538,15 @@ void RunRestart(const StateOpts& o, Context& ctx) {
                          o.kubelet_dir, error);
     ctx.exit_code = kExitWouldNotStart;
   };
+  // After a reboot (--node local or sysfs:): the memory the node has now.
+  auto add_drift = [&](const state::CheckReport& r) {
+    if (r.memory_drift.empty()) return;
+    PrintDrift(r.memory_drift, "  ", table);
+    table << fmt::format(
+        "  safe: `podtopo state repair --kubelet-dir {} --node {}{} --yes` rebuilds the machine "
+        "state from this node's memory and keeps every assignment (a backup is kept)\n",
+        o.kubelet_dir, o.node, o.config.empty() ? "" : " --config " + o.config);
+  };
 
   // Does it start: the checks of `state check`, then the managers' Start.
   auto check = state::Check(o.kubelet_dir, l->env, nullptr);
@@ -507,6 +559,7 @@ void RunRestart(const StateOpts& o, Context& ctx) {
                              f.kubelet_message.empty() ? f.message : f.kubelet_message));
       break;
     }
+    add_drift(*check);
   } else {
     if (!o.pods.empty() && !LoadAllPods(o.pods, cfg, /*strict=*/false, &pods, ctx)) return;
     Node::Options opts;
@@ -607,6 +660,7 @@ void RunRestart(const StateOpts& o, Context& ctx) {
                                          : "every pod keeps its CPUs and memory");
     if (hurts) ctx.exit_code = kExitRestartHurts;
   }
+  j["memoryDrift"] = DriftJson(check->memory_drift);
   if (o.output == "json") {
     *ctx.out << j.dump(2) << "\n";
   } else {

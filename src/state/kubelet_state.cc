@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <algorithm>
 #include <memory>
 #include <set>
 
@@ -17,6 +18,7 @@
 #include "api/pod_gates.h"
 #include "cpumanager/static_policy.h"
 #include "fmt/format.h"
+#include "kubelet/version.h"
 #include "memorymanager/reserved_memory.h"
 #include "memorymanager/static_policy.h"
 #include "util/file.h"
@@ -487,6 +489,7 @@ struct MemoryAnalysis {
   FileStatus file;
   std::optional<checkpoint::MemoryCheckpoint> cp;
   std::vector<Finding> findings;
+  std::vector<MemoryDrift> drift;
 };
 
 // validateState's expected machine state: default + every assignment (pod-level pods by their
@@ -541,10 +544,11 @@ absl::StatusOr<memorymanager::NumaNodeMap> ExpectedMachineState(
 }
 
 // Per-node, per-type differences between the stored and the expected machine state; sets the
-// flags for the kind of difference.
+// flags for the kind of difference, and (optional) lists the totals that differ.
 std::vector<std::string> DiffMachineStates(const memorymanager::NumaNodeMap& stored,
                                            const memorymanager::NumaNodeMap& expected,
-                                           bool* capacity, bool* reservation, bool* layout) {
+                                           bool* capacity, bool* reservation, bool* layout,
+                                           std::vector<MemoryDrift>* drift = nullptr) {
   std::vector<std::string> out;
   for (const auto& [id, e] : expected) {
     auto s = stored.find(id);
@@ -565,6 +569,7 @@ std::vector<std::string> DiffMachineStates(const memorymanager::NumaNodeMap& sto
         out.push_back(fmt::format("NUMA node {} {}: total {} ({}) in the state, {} ({}) on this node",
                                   id, type, t.total, Bytes(t.total), et.total, Bytes(et.total)));
         *capacity = true;
+        if (drift != nullptr) drift->push_back({id, type, t.total, et.total});
       }
       if (t.system_reserved != et.system_reserved) {
         out.push_back(fmt::format(
@@ -619,7 +624,8 @@ std::set<std::string> MemoryPods(const memorymanager::MemoryState& st) {
 }
 
 void ValidateStaticMemory(const memorymanager::MemoryState& state, Managers& m,
-                          const RunningPods* running, std::vector<Finding>& out) {
+                          const RunningPods* running, std::vector<Finding>& out,
+                          std::vector<MemoryDrift>& drift) {
   memorymanager::StaticPolicy& policy = *m.memory;
   memorymanager::MemoryState copy = state;
   absl::Status s = policy.Start(copy);
@@ -652,7 +658,7 @@ void ValidateStaticMemory(const memorymanager::MemoryState& state, Managers& m,
       auto expected = ExpectedMachineState(policy, state, m.plrm, nullptr);
       if (expected.ok()) {
         f.details = DiffMachineStates(state.machine_state, *expected, &capacity, &reservation,
-                                      &layout);
+                                      &layout, &drift);
         // An incomplete pod-level entry whose memory the machine state still holds.
         if (!incomplete.empty()) {
           memorymanager::MemoryState with = state;
@@ -774,7 +780,7 @@ MemoryAnalysis AnalyzeMemory(const std::string& path, const absl::StatusOr<std::
     return a;
   }
   if (m.memory.has_value()) {
-    ValidateStaticMemory(MemoryStateFromCheckpoint(*decoded), m, running, a.findings);
+    ValidateStaticMemory(MemoryStateFromCheckpoint(*decoded), m, running, a.findings, a.drift);
   }
   if (!m.plrm) {
     std::set<std::string> pods;
@@ -1123,6 +1129,63 @@ bool CheckReport::HasWarnings() const {
   return false;
 }
 
+namespace {
+
+// The pods a restart of the configured version allocates again, from the checkpoints alone:
+// report.restart_at_risk, and one warning per pod (a detail per upstream issue).
+void AddRestartRisks(const config::KubeletConfig& config, CheckReport& r) {
+  if (!config.FeatureEnabled("PodLevelResourceManagers")) return;  // pod entries are ignored
+  const kubelet::Behavior b = config.VersionBehavior();
+  // pod uid -> (file, versioned behaviour) in file order.
+  std::map<std::string, std::vector<std::pair<const char*, const kubelet::VersionedBehavior*>>>
+      pods;
+  auto add = [&](const std::set<std::string>& uids, bool fixed, bool kubelet::Behavior::*field,
+                 const char* file) {
+    if (fixed) return;
+    for (const std::string& uid : uids) {
+      pods[uid].emplace_back(file, kubelet::FindVersionedBehavior(field));
+    }
+  };
+  std::set<std::string> cpu_pods, memory_pods;
+  if (r.cpu.has_value()) {
+    for (const auto& [uid, _] : r.cpu->pod_entries) cpu_pods.insert(uid);
+  }
+  if (r.memory.has_value()) {
+    for (const auto& [uid, _] : r.memory->pod_entries) memory_pods.insert(uid);
+  }
+  add(cpu_pods, b.cpu_restore_keeps_pod_cpus, &kubelet::Behavior::cpu_restore_keeps_pod_cpus,
+      kCpuFile);
+  add(memory_pods, b.memory_restore_keeps_pod_blocks,
+      &kubelet::Behavior::memory_restore_keeps_pod_blocks, kMemoryFile);
+  for (const auto& [uid, risks] : pods) {
+    Finding f;
+    f.severity = Severity::kWarning;
+    f.file = risks.front().first;
+    f.problem = "restart-reallocates-pod";
+    f.message = fmt::format(
+        "a restart of kubelet {} allocates pod {} again: the running pod is moved or rejected",
+        config.kubelet_version, uid);
+    std::vector<std::string> fixed_in;
+    for (const auto& [file, vb] : risks) {
+      std::string issue(vb->issue);
+      issue.erase(std::remove(issue.begin(), issue.end(), ' '), issue.end());
+      r.restart_at_risk.emplace_back(uid, issue);
+      f.details.push_back(fmt::format("{}: {} ({})", file, vb->summary,
+                                      kubelet::DescribeVersioned(vb->field)));
+      fixed_in.push_back(kubelet::FixedIn(vb->field));
+    }
+    f.effect = "the kubelet starts; at its next start it admits the pod again as a new pod";
+    f.advice = fmt::format(
+        "before restarting the kubelet, `podtopo state restart --kubelet-dir {} --pods ...` "
+        "shows where the pod goes; kubelet {} keeps it",
+        r.kubelet_dir, fmt::join(std::set<std::string>(fixed_in.begin(), fixed_in.end()), ", "));
+    r.findings.push_back(std::move(f));
+  }
+  std::sort(r.restart_at_risk.begin(), r.restart_at_risk.end());
+}
+
+}  // namespace
+
 absl::StatusOr<CheckReport> Check(const std::string& kubelet_dir, const Environment& env,
                                   const RunningPods* running) {
   struct stat st{};
@@ -1149,6 +1212,7 @@ absl::StatusOr<CheckReport> Check(const std::string& kubelet_dir, const Environm
   r.cpu_v1 = std::move(cpu.v1);
   r.memory_file = std::move(mem.file);
   r.memory = std::move(mem.cp);
+  r.memory_drift = std::move(mem.drift);
   for (auto& f : cpu.findings) r.findings.push_back(std::move(f));
   for (auto& f : mem.findings) r.findings.push_back(std::move(f));
   r.record_file.name = kPodRecordFile;
@@ -1157,6 +1221,7 @@ absl::StatusOr<CheckReport> Check(const std::string& kubelet_dir, const Environm
   r.record_file.exists = !absl::IsNotFound(record.status());
   r.record_file.read_ok = record.ok();
   if (record.ok()) r.record_file.bytes = std::move(*record);
+  AddRestartRisks(env.config, r);
   return r;
 }
 

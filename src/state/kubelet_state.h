@@ -92,6 +92,20 @@ struct FileStatus {
   std::string checksum;     // how the checksum verified (ChecksumReport::algorithm)
 };
 
+// The capacity of one NUMA node's memory type as the checkpoint's machine state records it and
+// as this node has it now. After a reboot the kernel reports a few KiB (one node) to tens of MiB
+// (several nodes) more or less per NUMA node (k/k #131253), and every released kubelet's
+// memory manager then refuses to start: validateState compares TotalMemSize exactly.
+struct MemoryDrift {
+  int numa_node = 0;
+  std::string type;            // "memory", "hugepages-2Mi", ...
+  uint64_t checkpoint_bytes = 0;  // TotalMemSize in the checkpoint's machine state
+  uint64_t node_bytes = 0;        // TotalMemSize this node has now (--node)
+  int64_t Delta() const {
+    return static_cast<int64_t>(node_bytes) - static_cast<int64_t>(checkpoint_bytes);
+  }
+};
+
 struct CheckReport {
   std::string kubelet_dir;
   FileStatus cpu_file;
@@ -107,6 +121,18 @@ struct CheckReport {
   CpuSet node_cpus;
   CpuSet reserved_cpus;
   std::vector<Finding> findings;
+  // Static memory policy: every NUMA node and memory type whose total differs between the
+  // checkpoint's machine state and this node (empty when they agree). The memory manager's
+  // finding is then `memory-capacity-drift`.
+  std::vector<MemoryDrift> memory_drift;
+  // The pods a restart of the configured kubelet version allocates again, read from the
+  // checkpoints alone (no pod specs), as (pod uid, upstream issue), sorted: with
+  // PodLevelResourceManagers on, every pod with a pod-level CPU entry under a version without
+  // k/k #141041 ("k/k#140989"), and every pod with pod-level memory blocks under a version
+  // without #141077 ("k/k#140906"). Each is also a `restart-reallocates-pod` warning.
+  // `podtopo state restart` predicts where they go; the agent exports them
+  // (podtopo_restart_pod_at_risk).
+  std::vector<std::pair<std::string, std::string>> restart_at_risk;
 
   bool KubeletStarts() const;  // no fatal finding
   bool HasWarnings() const;

@@ -7,12 +7,17 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "config/kubelet_config.h"
+#include "state/kubelet_state.h"
+#include "testing/sysfs_fixture.h"
 #include "testing/testing.h"
+#include "topology/node_source.h"
 
 namespace podtopo {
 namespace {
@@ -174,6 +179,157 @@ TEST(StateRestartCli, KubeletThatDoesNotStart) {
   ASSERT_FALSE(j.is_discarded()) << r.out;
   EXPECT_EQ(j["starts"], false);
   EXPECT_THAT(j["error"].get<std::string>(), HasSubstr("doesn't match with CPUs in state"));
+}
+
+// What the agent exports (podtopo_restart_pod_at_risk): the pod-level pods a restart of the
+// version re-allocates, from the checkpoints alone.
+TEST(StateRestartCli, Issue140989_RestartAtRiskFromTheCheckpoints) {
+  Node140989 n = MakeNode(6, "risk");
+  auto topo = LoadNode(n.dir + "/node.json");
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  auto parsed = config::LoadKubeletConfig(n.dir + "/kubelet.yaml");
+  ASSERT_TRUE(parsed.ok());
+  for (const char* version : {"1.37.0", "1.38"}) {
+    config::KubeletConfig cfg = parsed->config;
+    cfg.kubelet_version = version;
+    auto report = state::Check(n.state, {*topo, cfg}, nullptr);
+    ASSERT_TRUE(report.ok()) << report.status();
+    const auto& risk = report->restart_at_risk;
+    int warnings = 0;
+    for (const state::Finding& f : report->findings) {
+      if (f.problem != "restart-reallocates-pod") continue;
+      ++warnings;
+      EXPECT_EQ(f.severity, state::Severity::kWarning);
+      EXPECT_THAT(f.message, HasSubstr(std::string("a restart of kubelet ") + version));
+    }
+    if (std::string(version) == "1.38") {
+      EXPECT_TRUE(risk.empty());
+      EXPECT_EQ(warnings, 0);
+    } else {
+      ASSERT_EQ(risk.size(), 2u);
+      EXPECT_EQ(risk[0].second, "k/k#140906");
+      EXPECT_EQ(risk[1].second, "k/k#140989");
+      EXPECT_EQ(risk[0].first, risk[1].first);
+      EXPECT_EQ(warnings, 1);  // one per pod, a detail per issue
+    }
+  }
+}
+
+// ---- after a reboot: the memory the machine has now (k/k #131253) ----------------------
+
+// Adds `delta_kib` to node<N>/meminfo's MemTotal of an extracted sysfs snapshot: what a reboot
+// does to the kernel's figure (KASLR moves the kernel image; boot-time memory freed varies).
+void ShiftMemTotal(const std::string& sys, int node, int64_t delta_kib) {
+  const std::string path =
+      sys + "/devices/system/node/node" + std::to_string(node) + "/meminfo";
+  std::string text = testing::ReadFileOrEmpty(path);
+  std::smatch m;
+  const std::regex re("(MemTotal:\\s*)([0-9]+)( kB)");
+  ASSERT_TRUE(std::regex_search(text, m, re)) << path;
+  const int64_t kib = std::stoll(m[2].str()) + delta_kib;
+  text = m.prefix().str() + m[1].str() + std::to_string(kib) + m[3].str() + m.suffix().str();
+  Write(path, text);
+}
+
+// A real 4-NUMA machine of hwloc's corpus (40 Intel CPUs, 128 GiB per node), a Guaranteed pod
+// admitted into a state dir, then the machine's memory changed as a reboot changes it. Every
+// known version's memory manager refuses to start, and `state restart` says by how much on
+// which NUMA node; `state repair` rebuilds the machine state and the restart keeps the pod.
+TEST(StateRestartCli, Issue131253_RebootMemoryDriftStopsEveryVersion) {
+  const std::string tarball = testing::HwlocFixtureDir() + "/40intel64-4n10c+pci-conflicts.tar.bz2";
+  if (!fs::exists(tarball)) GTEST_SKIP() << tarball << " is absent";
+  testing::SysfsFixture fx(tarball);
+  ASSERT_TRUE(fx.ok()) << "could not extract " << tarball;
+  const std::string dir = testing::MakeTempDir("state-reboot");
+  Write(dir + "/kubelet.yaml", R"(apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cpuManagerPolicy: static
+memoryManagerPolicy: Static
+topologyManagerPolicy: single-numa-node
+systemReserved: {cpu: "1", memory: 1Gi}
+evictionHard: {memory.available: 100Mi}
+reservedMemory: [{numaNode: 0, limits: {memory: 1124Mi}}]
+)");
+  Write(dir + "/pod.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: db, namespace: default, uid: 0d6f2a0e-reboot}
+spec:
+  containers:
+  - name: db
+    image: busybox
+    resources:
+      requests: {cpu: "4", memory: 8Gi}
+      limits: {cpu: "4", memory: 8Gi}
+)");
+  const std::string state = dir + "/state";
+  const std::string flags = " --node sysfs:" + fx.sys() + " --config " + dir + "/kubelet.yaml";
+  Result admitted = Podtopo("admit --state-dir " + state + flags + " " + dir + "/pod.yaml");
+  ASSERT_EQ(admitted.exit_code, 0) << admitted.out << admitted.err;
+  auto restart = [&](const std::string& version, int want_exit) {
+    Result r = Podtopo("state restart --kubelet-dir " + state + flags + " --kubelet-version " +
+                       version + " -o json");
+    EXPECT_EQ(r.exit_code, want_exit) << version << "\n" << r.out << r.err;
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out;
+    return j;
+  };
+  // Before the reboot: the node's memory is the checkpoint's.
+  nlohmann::json same = restart("1.37", 0);
+  EXPECT_EQ(same["memoryDrift"], nlohmann::json::array());
+
+  // One NUMA node reports 3 pages (12 KiB) less, the single-node case of KEP-6232's survey.
+  ShiftMemTotal(fx.sys(), 0, -12);
+  const auto before = Snapshot(state);
+  for (const auto& v : {"1.36", "1.37.0", "1.37", "1.38"}) {
+    nlohmann::json j = restart(v, 2);
+    EXPECT_EQ(j["starts"], false);
+    EXPECT_THAT(j["error"].get<std::string>(),
+                HasSubstr("[memorymanager] the expected machine state is different from the "
+                          "real one"));
+    ASSERT_EQ(j["memoryDrift"].size(), 1u) << j.dump(2);
+    EXPECT_EQ(j["memoryDrift"][0]["numaNode"], 0);
+    EXPECT_EQ(j["memoryDrift"][0]["type"], "memory");
+    EXPECT_EQ(j["memoryDrift"][0]["deltaBytes"], -12288);
+    EXPECT_EQ(j["memoryDrift"][0]["nodeBytes"].get<int64_t>() -
+                  j["memoryDrift"][0]["checkpointBytes"].get<int64_t>(),
+              -12288);
+  }
+  // The table says by how much and what is safe.
+  Result table = Podtopo("state restart --kubelet-dir " + state + flags);
+  EXPECT_EQ(table.exit_code, 2) << table.out << table.err;
+  EXPECT_THAT(table.out, HasSubstr("it does NOT start"));
+  EXPECT_THAT(table.out, HasSubstr("NUMA node 0 memory: "));
+  EXPECT_THAT(table.out, HasSubstr("12Ki less on this node"));
+  EXPECT_THAT(table.out, HasSubstr("KEP-6232"));
+  EXPECT_THAT(table.out, HasSubstr("state repair"));
+  EXPECT_EQ(Snapshot(state), before) << "state restart writes nothing";
+
+  // A multi-node reboot of k/k #131253: 41.67 MiB moves from NUMA node 1 to node 2 (the sum
+  // stays); state check names both nodes.
+  ShiftMemTotal(fx.sys(), 0, 12);
+  ShiftMemTotal(fx.sys(), 1, -42672);
+  ShiftMemTotal(fx.sys(), 2, 42672);
+  Result check = Podtopo("state check --kubelet-dir " + state + flags + " -o json");
+  EXPECT_EQ(check.exit_code, 2) << check.out << check.err;
+  auto cj = nlohmann::json::parse(check.out, nullptr, false);
+  ASSERT_FALSE(cj.is_discarded()) << check.out;
+  ASSERT_EQ(cj["memoryDrift"].size(), 2u) << cj.dump(2);
+  EXPECT_EQ(cj["memoryDrift"][0]["numaNode"], 1);
+  EXPECT_EQ(cj["memoryDrift"][0]["deltaBytes"], -43696128);
+  EXPECT_EQ(cj["memoryDrift"][1]["numaNode"], 2);
+  EXPECT_EQ(cj["memoryDrift"][1]["deltaBytes"], 43696128);
+  bool drift_finding = false;
+  for (const auto& f : cj["findings"]) drift_finding |= f["problem"] == "memory-capacity-drift";
+  EXPECT_TRUE(drift_finding) << cj.dump(2);
+
+  // The way out: repair rebuilds the machine state from the node; the pod keeps its memory.
+  Result repaired = Podtopo("state repair --kubelet-dir " + state + flags + " --yes");
+  EXPECT_EQ(repaired.exit_code, 0) << repaired.out << repaired.err;
+  nlohmann::json after = restart("1.37", 0);
+  EXPECT_EQ(after["starts"], true);
+  EXPECT_EQ(after["memoryDrift"], nlohmann::json::array());
+  ASSERT_EQ(after["pods"].size(), 1u);
+  EXPECT_EQ(after["pods"][0]["outcome"], "kept");
 }
 
 // admit's JSON names the version it predicts; the default is the newest released one.

@@ -30,6 +30,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/sysfs_fixture.h"
 #include "testing/testing.h"
 #include "topology/hwloc_import.h"
 #include "topology/sysfs_discovery.h"
@@ -40,7 +41,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-std::string FixtureDir() { return testing::SharedDir() + "/fixtures/hwloc-linux"; }
+std::string FixtureDir() { return testing::HwlocFixtureDir(); }
 
 std::string ReadText(const std::string& path) {
   std::ifstream in(path);
@@ -168,83 +169,6 @@ TEST(ParseConsole, MergedLinesAndNuma) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Fixture extraction.
-
-class ExtractedFixture {
- public:
-  explicit ExtractedFixture(const std::string& tarball) {
-    // tmpfs when there is one: the snapshots hold thousands of small files.
-    dir_ = access("/dev/shm", W_OK) == 0 ? MakeShmDir() : testing::MakeTempDir("podtopo-hwloc");
-    // Only what discovery reads; tar complains about patterns that match nothing (a snapshot
-    // without devices/system/node), which is fine: the result is checked below.
-    std::string cmd = "tar -xjf '" + tarball + "' -C '" + dir_ +
-                      "' --wildcards '*devices/system/cpu/*' '*devices/system/node/*' 2>/dev/null";
-    ok_ = std::system(cmd.c_str()) != -1;
-    if (!ok_) return;
-    // The tarball holds one top folder (its name may differ from the file name) with sys/.
-    for (const auto& e : fs::directory_iterator(dir_)) {
-      if (fs::exists(e.path() / "sys" / "devices" / "system" / "cpu")) sys_ = e.path() / "sys";
-    }
-    if (sys_.empty() && fs::exists(fs::path(dir_) / "sys" / "devices" / "system" / "cpu")) {
-      sys_ = fs::path(dir_) / "sys";
-    }
-  }
-  static std::string MakeShmDir() {
-    char templ[] = "/dev/shm/podtopo-hwloc-XXXXXX";
-    char* made = mkdtemp(templ);
-    return made != nullptr ? std::string(made) : testing::MakeTempDir("podtopo-hwloc");
-  }
-  ~ExtractedFixture() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  bool ok() const { return ok_ && !sys_.empty(); }
-  std::string sys() const { return sys_.string(); }
-  bool HasNodeDirs() const {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(sys_ / "devices" / "system" / "node", ec)) {
-      std::string n = e.path().filename().string();
-      if (n.size() > 4 && n.rfind("node", 0) == 0 && isdigit(static_cast<unsigned char>(n[4]))) {
-        return true;
-      }
-    }
-    return false;
-  }
-  // Old kernels (2.6.2x) only have node<N>/cpumap: no cpulist and no cpu<M> links. Writes the
-  // cpulist newer kernels add, from the mask. Returns how many files were written.
-  int AddCpulistFromCpumap() const {
-    int written = 0;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(sys_ / "devices" / "system" / "node", ec)) {
-      fs::path mask = e.path() / "cpumap";
-      if (!fs::exists(mask) || fs::exists(e.path() / "cpulist")) continue;
-      std::string text = ReadText(mask.string());
-      std::vector<std::string> words;
-      std::stringstream in(text);
-      for (std::string w; std::getline(in, w, ',');) words.push_back(w);
-      std::vector<int> cpus;
-      for (size_t i = 0; i < words.size(); ++i) {
-        unsigned long bits = std::stoul(words[words.size() - 1 - i], nullptr, 16);
-        for (int b = 0; b < 32; ++b) {
-          if (bits >> b & 1) cpus.push_back(static_cast<int>(i) * 32 + b);
-        }
-      }
-      std::ofstream(e.path() / "cpulist") << CpuSet(cpus).String() << "\n";
-      ++written;
-    }
-    return written;
-  }
-  bool HasCacheIds() const {
-    return fs::exists(sys_ / "devices" / "system" / "cpu" / "cpu0" / "cache" / "index3" / "id");
-  }
-
- private:
-  std::string dir_;
-  fs::path sys_;
-  bool ok_ = false;
-};
-
-// ---------------------------------------------------------------------------------------
 // Comparison.
 
 struct Agreement {
@@ -347,7 +271,7 @@ TEST_P(HwlocSysfsFixture, DiscoveryAgreesWithLstopo) {
   std::string tarball = FixtureDir() + "/" + c.name + ".tar.bz2";
   if (!fs::exists(tarball)) GTEST_SKIP() << tarball << " is absent";
   if (!c.skip.empty()) GTEST_SKIP() << c.skip;
-  ExtractedFixture fx(tarball);
+  testing::SysfsFixture fx(tarball);
   ASSERT_TRUE(fx.ok()) << "could not extract " << tarball;
   auto node = DiscoverSysfs(fx.sys());
   if (c.cpumap_only) {
@@ -487,7 +411,7 @@ TEST(HwlocXmlExport, CgroupRestrictedExportMatchesItsOwnNumbers) {
   ASSERT_EQ(node->numa_nodes[0].distances.size(), 6u);
   EXPECT_EQ(node->numa_nodes[0].distances, (std::vector<uint64_t>{10, 16, 16, 22, 16, 22}));
   // The sysfs snapshot of the same machine shows all of it, as the kubelet sees it.
-  ExtractedFixture fx(FixtureDir() + "/32amd64-4s2n4c-cgroup2.tar.bz2");
+  testing::SysfsFixture fx(FixtureDir() + "/32amd64-4s2n4c-cgroup2.tar.bz2");
   ASSERT_TRUE(fx.ok());
   auto whole = DiscoverSysfs(fx.sys());
   ASSERT_TRUE(whole.ok()) << whole.status();
@@ -506,7 +430,7 @@ TEST(HwlocXmlExport, ExportAgreesWithSysfsSnapshotOfTheSameMachine) {
   if (!fs::exists(base + ".xml")) GTEST_SKIP() << base << ".xml is absent";
   auto from_xml = ImportHwlocXml(base + ".xml");
   ASSERT_TRUE(from_xml.ok()) << from_xml.status();
-  ExtractedFixture fx(base + ".tar.bz2");
+  testing::SysfsFixture fx(base + ".tar.bz2");
   ASSERT_TRUE(fx.ok());
   auto from_sysfs = DiscoverSysfs(fx.sys());
   ASSERT_TRUE(from_sysfs.ok()) << from_sysfs.status();
