@@ -51,7 +51,8 @@ namespace podtopo::cpumanager {
 enum class CpuSortingStrategy {
   kPacked,  // default: fullest cores first, whole cores taken
   // distribute-cpus-across-cores: no whole-core step; socket by socket, one CPU of each core in
-  // turn (cores by available CPUs ascending, then id; a core's CPUs by id), k/k #140766.
+  // turn (cores by available CPUs ascending, then id; a core's CPUs by id), k/k #140766. The
+  // ascending core order is podtopo's reading of the PR (docs/differences.md).
   kSpread,
   // distribute-cpus-across-cores before k/k #140766 (kubelet::Behavior::
   // distribute_across_cores_by_core_topology false): socket by socket, CPUs in id order.
