@@ -314,7 +314,8 @@ class Accumulator {
   void Reset(const TopoIndex& t, const Word* available, int n, CpuSortingStrategy strategy) {
     t_ = &t;
     w_ = t.words;
-    spread_ = strategy == CpuSortingStrategy::kSpread;
+    spread_ = strategy != CpuSortingStrategy::kPacked;
+    spread_by_cpu_id_ = strategy == CpuSortingStrategy::kSpreadByCpuId;
     need_ = n;
     avail_.assign(static_cast<size_t>(w_), 0);
     result_.assign(static_cast<size_t>(w_), 0);
@@ -541,21 +542,47 @@ class Accumulator {
   // sortAvailableCPUsPacked / sortAvailableCPUsSpread into cpu_list_.
   void SortCpus() {
     cpu_list_.clear();
-    auto append_available = [&](const Word* mask) {
+    auto append_available = [&](const Word* mask, std::vector<int>* out) {
       for (int w = 0; w < w_; ++w) {
         Word bits = mask[w] & avail_[w];
         while (bits != 0) {
-          cpu_list_.push_back(w * 64 + std::countr_zero(bits));
+          out->push_back(w * 64 + std::countr_zero(bits));
           bits &= bits - 1;
         }
       }
     };
-    if (spread_) {
+    if (spread_by_cpu_id_) {
       SortSockets();
-      for (int s : socket_list_) append_available(t_->Mask(kSocket, s));
+      for (int s : socket_list_) append_available(t_->Mask(kSocket, s), &cpu_list_);
+    } else if (spread_) {
+      // k/k #140766: socket by socket, the socket's cores (sorted as sortAvailableCores sorts
+      // a parent's cores) take turns, one available CPU each, lowest id first, until all are
+      // used up.
+      CountAllCores();
+      SortSockets();
+      for (int s : socket_list_) {
+        core_list_.clear();
+        AppendChildren(t_->socket_cores, kCore, s, &core_list_);
+        core_cpus_.clear();
+        core_begin_.clear();
+        for (int c : core_list_) {
+          core_begin_.push_back(core_cpus_.size());
+          append_available(t_->Mask(kCore, c), &core_cpus_);
+        }
+        core_begin_.push_back(core_cpus_.size());
+        for (size_t round = 0;; ++round) {
+          bool dealt = false;
+          for (size_t i = 0; i + 1 < core_begin_.size(); ++i) {
+            if (core_begin_[i] + round >= core_begin_[i + 1]) continue;
+            cpu_list_.push_back(core_cpus_[core_begin_[i] + round]);
+            dealt = true;
+          }
+          if (!dealt) break;
+        }
+      }
     } else {
       SortCores();
-      for (int c : core_list_) append_available(t_->Mask(kCore, c));
+      for (int c : core_list_) append_available(t_->Mask(kCore, c), &cpu_list_);
     }
   }
 
@@ -716,6 +743,7 @@ class Accumulator {
   const TopoIndex* t_ = nullptr;
   int w_ = 1;
   bool spread_ = false;
+  bool spread_by_cpu_id_ = false;
   int need_ = 0;
   bool all_cores_counted_ = false;
   uint32_t stamp_ = 0;
@@ -725,6 +753,8 @@ class Accumulator {
   std::vector<uint64_t> keys_;
   std::vector<int> numa_list_, socket_list_, core_list_, uncore_list_, cpu_list_, outer_uncores_,
       free_;
+  std::vector<int> core_cpus_;       // the spread sort: one socket's cores' CPUs, core by core
+  std::vector<size_t> core_begin_;   // where each core's CPUs start in core_cpus_
 };
 
 // ------------------------------------------------------------------------------------------
@@ -733,9 +763,10 @@ class Accumulator {
 // The kubelet builds each combination with `append(accum, n[i])` on a slice that starts
 // empty. append writes in place while len < cap, so combinations that share a prefix can
 // share a backing array, and a slice the caller saved (bestCombo, bestLocalRemainder) keeps
-// changing as later combinations are written. GoSlice models such a saved slice: the id of
-// its backing array and its visible elements; the walker rewrites the elements of a watched
-// slice whenever an in-place append writes into its array.
+// changing as later combinations are written (until k/k #141238 made the kubelet copy them).
+// GoSlice models such a saved slice: the id of its backing array and its visible elements;
+// the walker rewrites the elements of a watched slice whenever an in-place append writes into
+// its array. A copied slice is simply not watched.
 
 struct GoSlice {
   int64_t array = -1;  // -1: nil
@@ -977,7 +1008,7 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaPacked(const CpuTopology& topo, const C
 absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(
     const CpuTopology& topo, const CpuSet& available, int num_cpus, int cpu_group_size,
     CpuSortingStrategy strategy, bool align_by_socket, int min_numas_from_hint,
-    bool remainder_whole_groups, const TopologyTables* tables) {
+    bool remainder_whole_groups, bool keep_best_combination, const TopologyTables* tables) {
   if (cpu_group_size <= 0) {
     return absl::InvalidArgumentError(fmt::format(
         "cpu group size must be positive, got {} (the kubelet would panic)", cpu_group_size));
@@ -1049,7 +1080,9 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(
     bool best_in_one_socket = false;
 
     const int even_share = n / k / g * g;
-    ws.walker.Walk(numas.data(), static_cast<int>(numas.size()), k, &best_combo,
+    // Before k/k #141238 the saved slices alias the walk's backing arrays (see GoSlice).
+    ws.walker.Walk(numas.data(), static_cast<int>(numas.size()), k,
+                   keep_best_combination ? nullptr : &best_combo,
                    [&](const int* combo, int64_t combo_array) -> bool {
                      if (hung) return true;
                      if (best_balance == 0 && (!align_by_socket || best_in_one_socket)) return true;
@@ -1097,7 +1130,7 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(
                           remainder > 0 && kk >= 1; --kk) {
                        ws.sub_walker.Walk(
                            ws.remainder_combo.data(), static_cast<int>(ws.remainder_combo.size()),
-                           kk, &best_local_remainder,
+                           kk, keep_best_combination ? nullptr : &best_local_remainder,
                            [&](const int* subset, int64_t subset_array) -> bool {
                              // The subset must take the remainder in whole groups (k/k #140730).
                              int64_t available_groups = 0;
@@ -1173,8 +1206,8 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(
     }
     if (best_combo.IsNil()) continue;
 
-    // Allocate from the saved combination, as the kubelet reads it (possibly overwritten
-    // by later combinations that shared its backing array).
+    // Allocate from the saved combination, as the kubelet reads it (before k/k #141238
+    // possibly overwritten by later combinations that shared its backing array).
     ws.alloc_combo.assign(best_combo.elems.begin(), best_combo.elems.end());
     ws.alloc_remainder.assign(best_remainder.elems.begin(), best_remainder.elems.end());
     const int combo_len = static_cast<int>(ws.alloc_combo.size());

@@ -11,8 +11,9 @@
 //   - elements are ordered by available CPUs ascending, ties by id; NUMA-first iff
 //     num_sockets >= num_numa_nodes (header counts); an element straddling two parents is
 //     listed once per parent;
-//   - the distributed search keeps its best NUMA combination as a Go slice whose backing
-//     array later combinations overwrite (iterateCombinations aliasing, spec 3.5, DERIVED).
+//   - before k/k #141238 the distributed search kept its best NUMA combination as a Go slice
+//     whose backing array later combinations overwrite (iterateCombinations aliasing, spec
+//     3.5, DERIVED); `keep_best_combination` false reproduces it.
 // Where the kubelet would never return, podtopo returns instead: the remainder search uses
 // the whole-groups test of k/k #140730, and a remainder sweep that can make no progress (the
 // kubelet spins forever there; reachable only through the aliasing or on irregular
@@ -49,7 +50,13 @@ namespace podtopo::cpumanager {
 
 enum class CpuSortingStrategy {
   kPacked,  // default: fullest cores first, whole cores taken
-  kSpread,  // distribute-cpus-across-cores: no whole-core step, CPUs in socket/id order
+  // distribute-cpus-across-cores: no whole-core step; socket by socket, one CPU of each core in
+  // turn (cores by available CPUs ascending, then id; a core's CPUs by id), k/k #140766. The
+  // ascending core order is podtopo's reading of the PR (docs/differences.md).
+  kSpread,
+  // distribute-cpus-across-cores before k/k #140766 (kubelet::Behavior::
+  // distribute_across_cores_by_core_topology false): socket by socket, CPUs in id order.
+  kSpreadByCpuId,
 };
 
 namespace assignment_internal {
@@ -91,13 +98,17 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaPacked(const CpuTopology& topo, const C
 // versions without it: kubelet::Behavior::distribute_remainder_whole_groups) tests a remainder
 // subset by its whole groups; off, a subset that passes the older raw-count test without whole
 // groups makes the kubelet sweep forever, and the result is KubeletHangError
-// (kubelet/admission_error.h) instead of an allocation.
+// (kubelet/admission_error.h) instead of an allocation. `keep_best_combination` (k/k #141238;
+// the versions without it: kubelet::Behavior::distribute_keeps_best_numa_combination) keeps a
+// copy of the best NUMA combination and remainder subset; off, they are the Go slices that
+// later combinations overwrite (the aliasing above).
 absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
                                                      const CpuSet& available, int num_cpus,
                                                      int cpu_group_size,
                                                      CpuSortingStrategy strategy,
                                                      bool align_by_socket, int min_numas_from_hint,
                                                      bool remainder_whole_groups = true,
+                                                     bool keep_best_combination = true,
                                                      const TopologyTables* tables = nullptr);
 
 }  // namespace podtopo::cpumanager

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kubelet/admission_error.h"
+#include "kubelet/version.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -33,22 +34,32 @@ bool BoolField(const json& c, const char* key) {
   return c.contains(key) && c[key].is_boolean() && c[key].get<bool>();
 }
 
-CpuSortingStrategy Strategy(const json& c) {
-  return c.contains("cpu_sorting_strategy") && c["cpu_sorting_strategy"] == "spread"
-             ? CpuSortingStrategy::kSpread
-             : CpuSortingStrategy::kPacked;
+// The take tables are kubelet v1.37's cpu_assignment_test.go: take-032 has the CPU id order
+// answer that k/k #140766 changed, and the derived cases follow the slice aliasing that
+// k/k #141238 removed. They run with 1.37's behaviour; TheFixesChangeOnlyTheirOwnCases runs
+// them with the fixed one.
+const kubelet::Behavior& Kubelet137() { return kubelet::FindKubeletVersion("1.37")->behavior; }
+
+CpuSortingStrategy Strategy(const json& c, const kubelet::Behavior& b) {
+  if (!c.contains("cpu_sorting_strategy") || c["cpu_sorting_strategy"] != "spread") {
+    return CpuSortingStrategy::kPacked;
+  }
+  return b.distribute_across_cores_by_core_topology ? CpuSortingStrategy::kSpread
+                                                    : CpuSortingStrategy::kSpreadByCpuId;
 }
 
-absl::StatusOr<CpuSet> RunCase(const json& c) {
+absl::StatusOr<CpuSet> RunCase(const json& c, const kubelet::Behavior& b = Kubelet137()) {
   const CpuTopology& topo = testing::FakeTopology(c["topology"].get<std::string>());
   CpuSet available = Cpus(c["available"].get<std::string>());
   int n = c["num_cpus"].get<int>();
   if (c["function"] == "takeByTopologyNUMAPacked") {
-    return TakeByTopologyNumaPacked(topo, available, n, Strategy(c),
+    return TakeByTopologyNumaPacked(topo, available, n, Strategy(c, b),
                                     BoolField(c, "prefer_align_by_uncore_cache"));
   }
-  return TakeByTopologyNumaDistributed(topo, available, n, c["cpu_group_size"].get<int>(),
-                                       Strategy(c), BoolField(c, "align_by_socket"), 0);
+  return TakeByTopologyNumaDistributed(
+      topo, available, n, c["cpu_group_size"].get<int>(), Strategy(c, b),
+      BoolField(c, "align_by_socket"), 0, b.distribute_remainder_whole_groups,
+      b.distribute_keeps_best_numa_combination);
 }
 
 struct VectorCase {
@@ -94,6 +105,36 @@ INSTANTIATE_TEST_SUITE_P(Cases, TakeVectorTest, ::testing::ValuesIn(LoadCases("c
 TEST(TakeVectorTableTest, HasAllUpstreamCases) {
   EXPECT_EQ(LoadCases("cases").size(), 61u);
   EXPECT_EQ(LoadCases("derived_quirk_cases").size(), 2u);
+}
+
+// The same tables with every fix (1.38, the allocator): only the cases the fixes are about
+// change. take-032 gets the answer k/k #140766 put in the table (twelve distinct cores of the
+// four-way SMT machine, read from the PR's review); the derived cases get the combination the
+// search scored best (k/k #141238 copies it).
+TEST(TakeVectorTableTest, Issue140688_Issue141237_TheFixesChangeOnlyTheirOwnCases) {
+  const kubelet::Behavior fixed;
+  for (const VectorCase& v : LoadCases("cases")) {
+    const json& c = v.c;
+    const std::string id = c["id"].get<std::string>();
+    absl::StatusOr<CpuSet> old_answer = RunCase(c, Kubelet137());
+    absl::StatusOr<CpuSet> new_answer = RunCase(c, fixed);
+    ASSERT_EQ(old_answer.ok(), new_answer.ok()) << id;
+    if (!old_answer.ok()) continue;
+    if (id == "take-032") {
+      EXPECT_EQ(old_answer->String(), "0-2,9-10,13-14,21-22,25-26,33");
+      EXPECT_EQ(new_answer->String(), "0,50,57-58,71-72,79-80,87-88,95-96");
+    } else {
+      EXPECT_EQ(new_answer->String(), old_answer->String()) << id;
+    }
+  }
+  for (const VectorCase& v : LoadCases("derived_quirk_cases")) {
+    const json& c = v.c;
+    absl::StatusOr<CpuSet> old_answer = RunCase(c, Kubelet137());
+    absl::StatusOr<CpuSet> new_answer = RunCase(c, fixed);
+    ASSERT_TRUE(old_answer.ok() && new_answer.ok()) << c["id"];
+    EXPECT_EQ(old_answer->String(), c["expect_go_faithful"].get<std::string>());
+    EXPECT_EQ(new_answer->String(), c["expect_if_combo_copied"].get<std::string>());
+  }
 }
 
 // ---- DERIVED: Go slice aliasing in iterateCombinations (spec 3.5) ----
@@ -288,6 +329,40 @@ TEST(DistributedTest, AlignBySocketPrefersOneSocket) {
   EXPECT_EQ(aligned->String(), "8-10,12-14");
 }
 
+// k/k #141237's machine: two sockets of four NUMA nodes with 32 CPUs each (no SMT), NUMA 3
+// and 7 with two CPUs taken (126-127, 254-255): 126 free CPUs in each socket.
+CpuTopology TwoSocketsEightNuma() {
+  CpuTopology topo;
+  for (int c = 0; c < 256; ++c) {
+    topo.AddCpu(c, {.numa = c / 32, .socket = c / 128, .core = c, .uncore = c / 32});
+  }
+  topo.SetCountsFromCpus();
+  return topo;
+}
+
+// k/k #141238 (fixes #141237), the issue's reproduction: 120 CPUs with align-by-socket fit in
+// socket 0 (NUMA 0-3, 30 each), and the search scores {0, 1, 2, 3} best. Up to 1.37 the saved
+// combination is a slice that later combinations with the prefix {0, 1} overwrite, and the CPUs
+// come from NUMA 0, 1, 3 and 6, across both sockets (what the issue reports); from 1.38 the
+// combination is copied and the CPUs stay in socket 0.
+TEST(DistributedTest, Issue141237_AlignBySocketKeepsOneSocketOnlyFrom138) {
+  const CpuTopology topo = TwoSocketsEightNuma();
+  const CpuSet free = Cpus("0-125,128-253");
+  auto take = [&](bool keep_best_combination) {
+    return TakeByTopologyNumaDistributed(topo, free, 120, 1, CpuSortingStrategy::kPacked,
+                                         /*align_by_socket=*/true, 0,
+                                         /*remainder_whole_groups=*/true, keep_best_combination);
+  };
+  auto old_answer = take(false);
+  ASSERT_TRUE(old_answer.ok()) << old_answer.status();
+  EXPECT_EQ(topo.NumaNodesOf(*old_answer), (std::vector<int>{0, 1, 3, 6}));
+  EXPECT_EQ(old_answer->String(), "0-29,32-61,96-125,192-221");
+  auto new_answer = take(true);
+  ASSERT_TRUE(new_answer.ok()) << new_answer.status();
+  EXPECT_EQ(topo.NumaNodesOf(*new_answer), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(new_answer->String(), "0-29,32-61,64-93,96-125");
+}
+
 TEST(DistributedTest, UnevenGroupFallsBackToPacked) {
   const CpuTopology topo = T256();
   const CpuSet frag = T256Frag();
@@ -312,6 +387,52 @@ TEST(DistributedTest, NotEnoughCpusText) {
   EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(got.status().message(),
             "not enough cpus available to satisfy request: requested=6, available=4");
+}
+
+// ---- distribute-cpus-across-cores (the spread order) ----
+
+// Two sockets (= NUMA nodes) of four cores whose sibling threads have adjacent ids: core c
+// holds CPUs 2c and 2c+1. The numbering k/k #140688 is about, and the "multiple sockets" row
+// of k/k #140766's table (order 0,2,4,6,1,3,5,7 | 8,10,12,14,9,11,13,15).
+CpuTopology AdjacentSiblings() {
+  CpuTopology topo;
+  for (int cpu = 0; cpu < 16; ++cpu) {
+    const int core = cpu / 2;
+    topo.AddCpu(cpu, {.numa = core / 4, .socket = core / 4, .core = core, .uncore = core / 4});
+  }
+  topo.SetCountsFromCpus();
+  return topo;
+}
+
+// k/k #140766 (fixes #140688): up to 1.37 the spread order is each socket's CPUs by id, so four
+// CPUs come from two cores (both threads of each); from 1.38 the cores take turns, so four CPUs
+// come from four cores. Twelve CPUs: NUMA 0 whole, then the first four of socket 1's order.
+TEST(SpreadTest, Issue140688_CoresTakeTurnsOnlyFrom138) {
+  const CpuTopology topo = AdjacentSiblings();
+  const CpuSet all = CpuSet::Range(0, 15);
+  auto take = [&](int n, CpuSortingStrategy strategy) {
+    return TakeByTopologyNumaPacked(topo, all, n, strategy, false).value().String();
+  };
+  EXPECT_EQ(take(4, CpuSortingStrategy::kSpreadByCpuId), "0-3");
+  EXPECT_EQ(take(4, CpuSortingStrategy::kSpread), "0,2,4,6");
+  EXPECT_EQ(take(6, CpuSortingStrategy::kSpreadByCpuId), "0-5");
+  EXPECT_EQ(take(6, CpuSortingStrategy::kSpread), "0-4,6");
+  EXPECT_EQ(take(12, CpuSortingStrategy::kSpreadByCpuId), "0-11");
+  EXPECT_EQ(take(12, CpuSortingStrategy::kSpread), "0-8,10,12,14");
+  // The packed order takes whole cores first either way.
+  EXPECT_EQ(take(4, CpuSortingStrategy::kPacked), "0-3");
+}
+
+// Within a socket the cores are ordered as the kubelet's sort helper orders a parent's cores:
+// fewest available CPUs first, then id. (The PR's text says "order cores by free-CPU count";
+// the direction is podtopo's reading of that sentence, UNCONFIRMED: docs/differences.md.)
+TEST(SpreadTest, CoresWithFewerFreeCpusComeFirst) {
+  const CpuTopology topo = AdjacentSiblings();
+  // Core 0 has only CPU 1 left, core 2 only CPU 5: they come first, then cores 1 and 3.
+  auto got = TakeByTopologyNumaPacked(topo, Cpus("1-3,5-7"), 3, CpuSortingStrategy::kSpread,
+                                      false);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->String(), "1-2,5");
 }
 
 // ---- Packed quirks ----
@@ -478,10 +599,13 @@ struct Acc {
   Details all, details;
   int need;
   CpuSet result;
-  bool spread;
+  bool spread, spread_by_cpu_id;
 
   Acc(const CpuTopology& t, const CpuSet& available, int n, CpuSortingStrategy s)
-      : topo(t), need(n), spread(s == CpuSortingStrategy::kSpread) {
+      : topo(t),
+        need(n),
+        spread(s != CpuSortingStrategy::kPacked),
+        spread_by_cpu_id(s == CpuSortingStrategy::kSpreadByCpuId) {
     t.AllCpus().ForEach([&](int cpu) { all.emplace(cpu, *t.Info(cpu)); });
     details = KeepOnly(all, available);
   }
@@ -548,9 +672,25 @@ struct Acc {
   }
   std::vector<int> Cpus() const {
     std::vector<int> out;
-    if (spread) {
+    if (spread_by_cpu_id) {
       for (int s : Sockets())
         CpusWhere(details, &CpuInfo::socket, {s}).ForEach([&](int c) { out.push_back(c); });
+    } else if (spread) {
+      for (int s : Sockets()) {
+        std::vector<std::vector<int>> cores;
+        for (int c : Sorted(Ids(details, &CpuInfo::core, &CpuInfo::socket, s), &CpuInfo::core))
+          cores.push_back(CpusWhere(details, &CpuInfo::core, {c}).List());
+        for (size_t round = 0;; ++round) {
+          bool dealt = false;
+          for (const std::vector<int>& cpus : cores) {
+            if (round < cpus.size()) {
+              out.push_back(cpus[round]);
+              dealt = true;
+            }
+          }
+          if (!dealt) break;
+        }
+      }
     } else {
       for (int c : Cores())
         CpusWhere(details, &CpuInfo::core, {c}).ForEach([&](int x) { out.push_back(x); });
@@ -631,8 +771,16 @@ absl::StatusOr<CpuSet> Packed(const CpuTopology& topo, const CpuSet& available, 
   return absl::InternalError("failed to allocate cpus");
 }
 
+// A slice with its own backing array (what k/k #141238 keeps of the best combination).
+Slice Copy(const Slice& s) {
+  Slice out;
+  for (int x : s.Elems()) out = Append(out, x);
+  return out;
+}
+
 absl::StatusOr<CpuSet> Distributed(const CpuTopology& topo, const CpuSet& available, int n, int g,
-                                   CpuSortingStrategy s, bool align, int hint) {
+                                   CpuSortingStrategy s, bool align, int hint,
+                                   bool keep_best = true) {
   if (n % g != 0) return Packed(topo, available, n, s, false);
   Acc a(topo, available, n, s);
   if (a.Satisfied()) return a.result;
@@ -697,7 +845,7 @@ absl::StatusOr<CpuSet> Distributed(const CpuTopology& topo, const CpuSet& availa
           double balance = StdDev(left_after);
           if (balance < best_local) {
             best_local = balance;
-            best_local_remainder = sub_slice;
+            best_local_remainder = keep_best ? Copy(sub_slice) : sub_slice;
           }
           return false;
         });
@@ -708,7 +856,7 @@ absl::StatusOr<CpuSet> Distributed(const CpuTopology& topo, const CpuSet& availa
       if (better) {
         best_balance = best_local;
         best_remainder = best_local_remainder;
-        best_combo = combo_slice;
+        best_combo = keep_best ? Copy(combo_slice) : combo_slice;
         if (align) best_one_socket = same;
       }
       return false;
@@ -852,7 +1000,8 @@ int GenCount(const CpuSet& free) {
 }
 
 CpuSortingStrategy GenStrategy() {
-  return *rc::gen::arbitrary<bool>() ? CpuSortingStrategy::kSpread : CpuSortingStrategy::kPacked;
+  return *rc::gen::element(CpuSortingStrategy::kPacked, CpuSortingStrategy::kSpread,
+                           CpuSortingStrategy::kSpreadByCpuId);
 }
 
 void CheckRegularResult(const absl::StatusOr<CpuSet>& got, const CpuSet& free, int n) {
@@ -884,11 +1033,15 @@ PODTOPO_PROPERTY(TakePropertyTest, DistributedOnRegularTopologies, ()) {
   const int g = *rc::gen::element(1, 2, 3, 4, r.topo.CpusPerCore());
   const bool align = *rc::gen::arbitrary<bool>();
   const int hint = *rc::gen::inRange(0, r.num_numa + 2);
-  auto got = TakeByTopologyNumaDistributed(r.topo, free, n, g, GenStrategy(), align, hint);
+  const bool keep_best = *rc::gen::arbitrary<bool>();
+  auto got = TakeByTopologyNumaDistributed(r.topo, free, n, g, GenStrategy(), align, hint,
+                                           /*remainder_whole_groups=*/true, keep_best);
   if (!got.ok() && got.status().code() == absl::StatusCode::kInternal) {
     // The kubelet's own accounting error: only reachable when the slice aliasing of
-    // iterateCombinations swapped in another NUMA node, which needs k >= 4 of >= 5 nodes.
+    // iterateCombinations swapped in another NUMA node (before k/k #141238), which needs
+    // k >= 4 of >= 5 nodes.
     RC_ASSERT(std::string(got.status().message()).rfind("accounting error", 0) == 0);
+    RC_ASSERT(!keep_best);
     RC_ASSERT(r.num_numa >= 5);
     RC_TAG("accounting error");
     return;
@@ -980,8 +1133,10 @@ void CheckAgainstReference(const RandomTopology& r) {
     const int g = *rc::gen::inRange(1, 5);
     const bool align = *rc::gen::arbitrary<bool>();
     const int hint = *rc::gen::inRange(0, r.num_numa + 2);
-    auto got = TakeByTopologyNumaDistributed(r.topo, free, n, g, strategy, align, hint);
-    auto want = ref::Distributed(r.topo, free, n, g, strategy, align, hint);
+    const bool keep_best = *rc::gen::arbitrary<bool>();
+    auto got = TakeByTopologyNumaDistributed(r.topo, free, n, g, strategy, align, hint,
+                                             /*remainder_whole_groups=*/true, keep_best);
+    auto want = ref::Distributed(r.topo, free, n, g, strategy, align, hint, keep_best);
     RC_ASSERT(got.ok() == want.ok());
     if (want.ok()) {
       RC_ASSERT(got->String() == want->String());
@@ -1020,8 +1175,10 @@ PODTOPO_PROPERTY(ReferenceModelTest, ManyNumaLargeRequests, ()) {
   const int g = *rc::gen::element(1, 1, 2, threads);
   const bool align = *rc::gen::arbitrary<bool>();
   const CpuSortingStrategy strategy = GenStrategy();
-  auto got = TakeByTopologyNumaDistributed(r.topo, free, n, g, strategy, align, 0);
-  auto want = ref::Distributed(r.topo, free, n, g, strategy, align, 0);
+  const bool keep_best = *rc::gen::arbitrary<bool>();
+  auto got = TakeByTopologyNumaDistributed(r.topo, free, n, g, strategy, align, 0,
+                                           /*remainder_whole_groups=*/true, keep_best);
+  auto want = ref::Distributed(r.topo, free, n, g, strategy, align, 0, keep_best);
   RC_ASSERT(got.ok() == want.ok());
   if (want.ok()) {
     RC_ASSERT(got->String() == want->String());
@@ -1044,10 +1201,11 @@ TEST(ReferenceModelTest, AgreesOnTheVectorTables) {
       int n = c["num_cpus"].get<int>();
       absl::StatusOr<CpuSet> want =
           c["function"] == "takeByTopologyNUMAPacked"
-              ? ref::Packed(topo, available, n, Strategy(c),
+              ? ref::Packed(topo, available, n, Strategy(c, Kubelet137()),
                             BoolField(c, "prefer_align_by_uncore_cache"))
-              : ref::Distributed(topo, available, n, c["cpu_group_size"].get<int>(), Strategy(c),
-                                 BoolField(c, "align_by_socket"), 0);
+              : ref::Distributed(topo, available, n, c["cpu_group_size"].get<int>(),
+                                 Strategy(c, Kubelet137()), BoolField(c, "align_by_socket"), 0,
+                                 Kubelet137().distribute_keeps_best_numa_combination);
       absl::StatusOr<CpuSet> got = RunCase(c);
       ASSERT_EQ(got.ok(), want.ok()) << c["id"];
       if (want.ok()) {

@@ -400,8 +400,13 @@ absl::Status StaticPolicy::EnforceSmtAlignment(const CpuState& state, int num_cp
 
 absl::StatusOr<CpuSet> StaticPolicy::TakeByTopology(const CpuSet& available, int num_cpus,
                                                     int min_numas_from_hint) const {
-  CpuSortingStrategy strategy = options_.distribute_cpus_across_cores ? CpuSortingStrategy::kSpread
-                                                                      : CpuSortingStrategy::kPacked;
+  CpuSortingStrategy strategy = CpuSortingStrategy::kPacked;
+  if (options_.distribute_cpus_across_cores) {
+    // k/k #140766: spread by core topology; the versions without it spread in CPU id order.
+    strategy = gates_.behavior.distribute_across_cores_by_core_topology
+                   ? CpuSortingStrategy::kSpread
+                   : CpuSortingStrategy::kSpreadByCpuId;
+  }
   if (options_.distribute_cpus_across_numa) {
     int group = options_.full_physical_cpus_only ? cpu_group_size_ : 1;
     // Nothing to take: both algorithms' accumulators are satisfied at once (a group size
@@ -410,6 +415,7 @@ absl::StatusOr<CpuSet> StaticPolicy::TakeByTopology(const CpuSet& available, int
     return TakeByTopologyNumaDistributed(topology_, available, num_cpus, group, strategy,
                                          options_.align_by_socket, min_numas_from_hint,
                                          gates_.behavior.distribute_remainder_whole_groups,
+                                         gates_.behavior.distribute_keeps_best_numa_combination,
                                          &tables_);
   }
   if (num_cpus <= 0) return CpuSet();

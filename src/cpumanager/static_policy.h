@@ -82,8 +82,9 @@ struct StaticPolicyGates {
   OptionGates options;                       // CPUManagerPolicy{Alpha,Beta}Options
   // What the kubelet version decides differently (kubelet/version.h); the fixed behaviour by
   // default. Read: cpu_restore_keeps_pod_cpus (AllocatePod, GetPodTopologyHintSets),
-  // distribute_min_numas_from_hint and distribute_remainder_whole_groups (TakeByTopology),
-  // strict_reservation_keeps_default_set (AllocateCpus).
+  // distribute_min_numas_from_hint and strict_reservation_keeps_default_set (AllocateCpus),
+  // distribute_remainder_whole_groups, distribute_keeps_best_numa_combination and
+  // distribute_across_cores_by_core_topology (TakeByTopology).
   kubelet::Behavior behavior;
   // The gates GetPodQos reads.
   PodGates Qos() const { return {pod_level_resources, true, fix_kubelet_qos_class}; }

@@ -676,6 +676,22 @@ TEST(StaticPolicyTest, StrictReservationKeepsReservedOutOfDefault) {
   EXPECT_FALSE(s.GetDefaultCpuSet().Intersects(policy->reserved_cpus()));
 }
 
+// A policy with `config`, started on an empty state, allocates `cpus` exclusive CPUs to one
+// container; the container's CPUs.
+CpuSet AllocateOneContainer(const CpuTopology& topo, const StaticPolicyConfig& config,
+                            const AffinityStore* affinity, const std::string& cpus) {
+  auto policy = MustCreate(topo, config, affinity);
+  if (policy == nullptr) return CpuSet();
+  CpuState s;
+  EXPECT_TRUE(policy->Start(s).ok());
+  Pod pod;
+  pod.uid = "p";
+  pod.containers = {C("c", ContainerKind::kApp, cpus, cpus)};
+  absl::Status allocated = policy->Allocate(s, pod, pod.containers[0]);
+  EXPECT_TRUE(allocated.ok()) << allocated;
+  return s.GetCpuSet("p", "c").value_or(CpuSet());
+}
+
 // k/k #139456 (fixes #139430): with distribute-cpus-across-numa a hint over NUMA 0 and 1 is a
 // floor for the NUMA nodes the CPUs come from. 1.36 and 1.37 take all four CPUs from one NUMA
 // node (the container's affinity shrinks to it); 1.38 takes two from each.
@@ -689,17 +705,64 @@ TEST(StaticPolicyTest, Issue139456_DistributeKeepsAMultiNumaHintOnlyFrom138) {
     config.options = {{"distribute-cpus-across-numa", "true"}};
     config.gates.behavior = v.behavior;
     config.num_reserved_cpus = 1;
-    auto policy = MustCreate(topo, config, &both);
-    CpuState s;
-    ASSERT_TRUE(policy->Start(s).ok());
-    Pod pod;
-    pod.uid = "p";
-    pod.containers = {C("c", ContainerKind::kApp, "4", "4")};
-    ASSERT_TRUE(policy->Allocate(s, pod, pod.containers[0]).ok()) << v.name;
-    const CpuSet got = *s.GetCpuSet("p", "c");
+    const CpuSet got = AllocateOneContainer(topo, config, &both, "4");
     const int numa_nodes = static_cast<int>(topo.NumaNodesOf(got).size());
     EXPECT_EQ(numa_nodes, v.behavior.distribute_min_numas_from_hint ? 2 : 1)
         << v.name << ": " << got.String();
+  }
+}
+
+// k/k #140766 (fixes #140688): distribute-cpus-across-cores on a machine whose sibling threads
+// have adjacent ids (core c holds CPUs 2c and 2c+1; two sockets of four cores). CPU 0 is
+// reserved. 1.36 and 1.37 take the shared pool's CPUs of socket 0 in id order, 1-4: three
+// cores, core 1 with both threads; 1.38 takes one CPU of each core: four cores.
+TEST(StaticPolicyTest, Issue140688_DistributeAcrossCoresSpreadsByCoreTopologyOnlyFrom138) {
+  CpuTopology topo;
+  for (int cpu = 0; cpu < 16; ++cpu) {
+    const int core = cpu / 2;
+    topo.AddCpu(cpu, {.numa = core / 4, .socket = core / 4, .core = core, .uncore = core / 4});
+  }
+  topo.SetCountsFromCpus();
+  for (const kubelet::KubeletVersion& v : kubelet::KubeletVersions()) {
+    StaticPolicyConfig config;
+    config.options = {{"distribute-cpus-across-cores", "true"}};
+    config.gates.options = OptionGates::AllEnabled();
+    config.gates.behavior = v.behavior;
+    config.num_reserved_cpus = 1;
+    const CpuSet got = AllocateOneContainer(topo, config, nullptr, "4");
+    if (v.behavior.distribute_across_cores_by_core_topology) {
+      EXPECT_EQ(got.String(), "1-2,4,6") << v.name;
+    } else {
+      EXPECT_EQ(got.String(), "1-4") << v.name;
+    }
+  }
+}
+
+// k/k #141238 (fixes #141237), the issue's machine: two sockets of four NUMA nodes of 32 CPUs,
+// the reserved CPUs 126-127 and 254-255 leaving 126 in each socket, distribute-cpus-across-numa
+// with align-by-socket, no Topology Manager hint. (The issue and the release note name
+// distribute-cpus-across-cores, which the kubelet refuses together with distribute-cpus-across-
+// numa; the distributed search is only reached with the latter.) 120 CPUs fit in socket 0 and the
+// search scores NUMA 0-3 best; 1.36 and 1.37 allocate from the overwritten combination, NUMA 0,
+// 1, 3 and 6 (the issue's result), and 1.38 from NUMA 0-3.
+TEST(StaticPolicyTest, Issue141237_AlignBySocketDistributionStaysInOneSocketOnlyFrom138) {
+  CpuTopology topo;
+  for (int c = 0; c < 256; ++c) {
+    topo.AddCpu(c, {.numa = c / 32, .socket = c / 128, .core = c, .uncore = c / 32});
+  }
+  topo.SetCountsFromCpus();
+  for (const kubelet::KubeletVersion& v : kubelet::KubeletVersions()) {
+    StaticPolicyConfig config;
+    config.options = {{"distribute-cpus-across-numa", "true"}, {"align-by-socket", "true"}};
+    config.gates.options = OptionGates::AllEnabled();
+    config.gates.behavior = v.behavior;
+    config.num_reserved_cpus = 4;
+    config.reserved_system_cpus = Cpus("126-127,254-255");
+    const CpuSet got = AllocateOneContainer(topo, config, nullptr, "120");
+    const std::vector<int> want = v.behavior.distribute_keeps_best_numa_combination
+                                      ? std::vector<int>{0, 1, 2, 3}
+                                      : std::vector<int>{0, 1, 3, 6};
+    EXPECT_EQ(topo.NumaNodesOf(got), want) << v.name << ": " << got.String();
   }
 }
 

@@ -23,8 +23,9 @@ constexpr std::string_view kUnknown136[] = {"PodLevelResourcesFixDefaulting"};
 
 // ---- v1.38 (release-1.38, due 2026-12-16) ----
 // No gate change of the resource managers is evidenced for 1.38; the v1.37 table stands.
-// CHANGELOG-1.38.md v1.38.0-alpha.1 ("since v1.37.0") lists #141041, #141070, #140730 and
-// #139456 under "Bug or Regression"; #141077 (release note NONE) merged with them (2026-08).
+// CHANGELOG-1.38.md v1.38.0-alpha.1 ("since v1.37.0") lists #141041, #141070, #140730,
+// #139456, #141238 and #140766 under "Bug or Regression"; #141077 (release note NONE) merged
+// with them (2026-08).
 
 // The table. Evidence per value: docs/differences.md "Kubelet versions".
 constexpr KubeletVersion kVersions[] = {
@@ -41,6 +42,8 @@ constexpr KubeletVersion kVersions[] = {
                 .memory_pod_restore_hints_from_pod_blocks = false,
                 .distribute_min_numas_from_hint = false,
                 .distribute_remainder_whole_groups = false,
+                .distribute_keeps_best_numa_combination = false,
+                .distribute_across_cores_by_core_topology = false,
                 .strict_reservation_keeps_default_set = false,
             },
         // V3 / V2 with the gate on (#137751 writes the legacy V2 / V1 with it off); V4 and
@@ -66,15 +69,18 @@ constexpr KubeletVersion kVersions[] = {
                 .memory_pod_restore_hints_from_pod_blocks = false,
                 .distribute_min_numas_from_hint = false,
                 .distribute_remainder_whole_groups = false,
+                .distribute_keeps_best_numa_combination = false,
+                .distribute_across_cores_by_core_topology = false,
                 .strict_reservation_keeps_default_set = false,
             },
         .checkpoints = {},
     },
     {
-        // No cherry-pick of #141041, #141077, #141070, #139456 or #140730 into release-1.37 is
-        // found; the 1.37 restart bugs were answered by #141209 (gate off by default) instead
-        // of a 1.37.1 fix (#140989 thread, 2026-08-05). The reading the evidence favours: the
-        // newest 1.37 patch decides as 1.37.0 (docs/differences.md, "thin").
+        // No cherry-pick of #141041, #141077, #141070, #139456, #140730, #141238 or #140766 into
+        // release-1.37 is found; the 1.37 restart bugs were answered by #141209 (gate off by
+        // default) instead of a 1.37.1 fix (#140989 thread, 2026-08-05). The reading the
+        // evidence favours: the newest 1.37 patch decides as 1.37.0 (docs/differences.md,
+        // "thin").
         .name = "1.37",
         .release = "v1.37.x (newest patch)",
         .released = true,
@@ -87,6 +93,8 @@ constexpr KubeletVersion kVersions[] = {
                 .memory_pod_restore_hints_from_pod_blocks = false,
                 .distribute_min_numas_from_hint = false,
                 .distribute_remainder_whole_groups = false,
+                .distribute_keeps_best_numa_combination = false,
+                .distribute_across_cores_by_core_topology = false,
                 .strict_reservation_keeps_default_set = false,
             },
         .checkpoints = {},
@@ -104,6 +112,8 @@ constexpr KubeletVersion kVersions[] = {
                 .memory_pod_restore_hints_from_pod_blocks = true,
                 .distribute_min_numas_from_hint = true,
                 .distribute_remainder_whole_groups = true,
+                .distribute_keeps_best_numa_combination = true,
+                .distribute_across_cores_by_core_topology = true,
                 .strict_reservation_keeps_default_set = false,
             },
         .checkpoints = {},
@@ -130,6 +140,14 @@ constexpr VersionedBehavior kBehaviors[] = {
      "k/k #140730",
      "full-pcpus-only with distribute-cpus-across-numa hangs in admission when the per-NUMA "
      "leftovers are not whole cores"},
+    {&Behavior::distribute_keeps_best_numa_combination, "distribute-best-combination-overwritten",
+     "k/k #141237", "k/k #141238",
+     "distribute-cpus-across-numa may take the CPUs from another NUMA set than the one it scored "
+     "best (across sockets with align-by-socket)"},
+    {&Behavior::distribute_across_cores_by_core_topology, "distribute-cores-by-cpu-id",
+     "k/k #140688", "k/k #140766",
+     "distribute-cpus-across-cores takes CPUs in id order: both threads of a core first where "
+     "siblings have adjacent ids"},
     {&Behavior::strict_reservation_keeps_default_set, "strict-reservation-empty-default",
      "k/k #141196", "",
      "strict-cpu-reservation admits a pod that empties the default cpuset; the next start "

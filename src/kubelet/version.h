@@ -5,7 +5,7 @@
 //   - its feature gates, as changes against the v1.37 table (config/feature_gates.h): a gate's
 //     stage, default and lock, and the gates it does not know;
 //   - its Behavior: one flag per decision that differs (the restart re-admission paths,
-//     k/k #139456, #140730, #141196, ...). Each flag is read by exactly one place in the
+//     k/k #139456, #140730, #140766, #141196, ...). Each flag is read by exactly one place in the
 //     managers; nothing else asks which version runs;
 //   - the checkpoint formats it writes and reads (CPU V2/V3/V4, memory V1/V2/V3).
 // A default-constructed Behavior is the fixed behaviour: what podtopo does where it is the
@@ -69,6 +69,16 @@ struct Behavior {
   // leftover count and then sweeps it forever when the leftovers are not whole groups: the
   // kubelet hangs in admission (full-pcpus-only with distribute-cpus-across-numa).
   bool distribute_remainder_whole_groups = true;
+  // k/k #141238 (fixes #141237). false: the distributed search keeps its best NUMA combination
+  // and remainder subset as Go slices that later combinations overwrite (iterateCombinations
+  // reuses their backing array): with 4 or more of 5 or more NUMA nodes the CPUs come from
+  // another set than the one scored best, across sockets with align-by-socket though one
+  // socket would do, or the take fails with "accounting error".
+  bool distribute_keeps_best_numa_combination = true;
+  // k/k #140766 (fixes #140688). false: distribute-cpus-across-cores lists each socket's free
+  // CPUs in CPU id order, so where sibling threads have adjacent ids (0/1, not 0/36) it takes
+  // both threads of a core before the next core. true: one CPU of each core in turn.
+  bool distribute_across_cores_by_core_topology = true;
   // k/k #141196 (proposed fix #141197, not merged). false: with strict-cpu-reservation the
   // kubelet admits a pod that empties the default cpuset, and then refuses its own checkpoint
   // at the next start ("default cpuset cannot be empty"). true: such an allocation is refused.

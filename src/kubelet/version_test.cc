@@ -62,6 +62,16 @@ TEST(KubeletVersionTest, Issue140989_FixedInNamesTheVersions) {
             "none of the known versions");
 }
 
+// Both are listed in CHANGELOG-1.38 v1.38.0-alpha.1 ("since v1.37.0") and nowhere earlier.
+TEST(KubeletVersionTest, Issue140688_Issue141237_FixedIn138) {
+  EXPECT_EQ(FixedIn(&Behavior::distribute_across_cores_by_core_topology), "1.38");
+  EXPECT_EQ(DescribeVersioned(&Behavior::distribute_across_cores_by_core_topology),
+            "k/k #140688, fixed by k/k #140766 in 1.38");
+  EXPECT_EQ(FixedIn(&Behavior::distribute_keeps_best_numa_combination), "1.38");
+  EXPECT_EQ(DescribeVersioned(&Behavior::distribute_keeps_best_numa_combination),
+            "k/k #141237, fixed by k/k #141238 in 1.38");
+}
+
 TEST(KubeletVersionTest, WithoutRestartFixesOnlyTheRestartFields) {
   const Behavior b = FindKubeletVersion("1.37.0")->behavior.WithoutRestart();
   EXPECT_TRUE(b.cpu_restore_keeps_pod_cpus);
