@@ -43,7 +43,8 @@ struct Node140989 {
   std::string flags;  // --node, --config
 };
 
-Node140989 MakeNode(int cpus, const std::string& name) {
+// Admitted by `version` ("" = the default), so the checkpoints are in the formats it writes.
+Node140989 MakeNode(int cpus, const std::string& name, const std::string& version = "") {
   Node140989 n;
   n.dir = testing::MakeTempDir("state-restart-" + name);
   nlohmann::json node;
@@ -77,7 +78,9 @@ spec:
 )");
   n.state = n.dir + "/state";
   n.flags = " --node " + n.dir + "/node.json --config " + n.dir + "/kubelet.yaml";
-  Result admitted = Podtopo("admit --state-dir " + n.state + n.flags + " " + n.dir + "/pod.yaml");
+  Result admitted = Podtopo("admit --state-dir " + n.state + n.flags +
+                            (version.empty() ? "" : " --kubelet-version " + version) + " " +
+                            n.dir + "/pod.yaml");
   EXPECT_EQ(admitted.exit_code, 0) << admitted.out << admitted.err;
   return n;
 }
@@ -93,11 +96,13 @@ nlohmann::json Restart(const Node140989& n, const std::string& version, int want
 }
 
 // The 6-CPU example of k/k #140989, exactly: 1-2 -> 3-4, default 0,3-5 -> 0,5, 1-2 leaked.
+// Each version restarts with the files it wrote itself (a downgrade is StateVersionCli's).
 TEST(StateRestartCli, Issue140989_SixCpusMovedAndLeakedWithout141041) {
   Node140989 n = MakeNode(6, "six");
+  const Node140989 n136 = MakeNode(6, "six-136", "1.36");
   const auto before = Snapshot(n.state);
   for (const char* version : {"1.36", "1.37.0", "1.37"}) {
-    nlohmann::json j = Restart(n, version, 3);
+    nlohmann::json j = Restart(std::string(version) == "1.36" ? n136 : n, version, 3);
     EXPECT_EQ(j["kubeletVersion"], version);
     EXPECT_EQ(j["starts"], true);
     ASSERT_EQ(j["pods"].size(), 1u);
