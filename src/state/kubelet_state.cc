@@ -178,6 +178,12 @@ Finding Fatal(const std::string& file, std::string problem) {
   return f;
 }
 
+Finding Warning(const std::string& file, std::string problem) {
+  Finding f = Fatal(file, std::move(problem));
+  f.severity = Severity::kWarning;
+  return f;
+}
+
 // The finding for a checkpoint file that could not be read: missing (the kubelet starts with
 // a fresh one) or unreadable (it refuses to start; `kubelet_error` is its own message).
 // Marks `status` as existing unless the file is missing.
@@ -229,10 +235,7 @@ void AddStalePods(const char* file, const char* what, const std::set<std::string
 void AddPodLevelRollback(const char* file, const std::set<std::string>& pods,
                          std::vector<Finding>& out) {
   if (pods.empty()) return;
-  Finding f;
-  f.severity = Severity::kWarning;
-  f.file = file;
-  f.problem = "pod-entries-ignored";
+  Finding f = Warning(file, "pod-entries-ignored");
   f.message = fmt::format(
       "pod-level entries of pod(s) {} were written with PodLevelResourceManagers on, and the "
       "gate is off now (a rollback)",
@@ -293,10 +296,7 @@ bool AddVersionRead(const char* file_name, const Managers& m, kubelet::Checkpoin
     return false;
   }
   if (read.mode != kubelet::ReadMode::kLegacyPart || dropped.empty()) return true;
-  Finding f;
-  f.severity = Severity::kWarning;
-  f.file = file_name;
-  f.problem = "pod-entries-dropped";
+  Finding f = Warning(file_name, "pod-entries-dropped");
   f.message = fmt::format(
       "{} reads this {} checkpoint through its inline {} part ({}): the pod-level entries of "
       "{} pod(s) are not in that part and are lost",

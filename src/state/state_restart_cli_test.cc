@@ -5,13 +5,13 @@
 // 1 bad input.
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "state/node140989_testing.h"
 #include "testing/testing.h"
 
 namespace podtopo {
@@ -24,8 +24,6 @@ using Result = testing::CommandResult;
 Result Podtopo(const std::string& args) {
   return testing::RunCommand(std::string(PODTOPO_BINARY) + " " + args);
 }
-
-void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 std::map<std::string, std::string> Snapshot(const std::string& dir) {
   std::map<std::string, std::string> out;
@@ -47,37 +45,9 @@ struct Node140989 {
 Node140989 MakeNode(int cpus, const std::string& name, const std::string& version = "") {
   Node140989 n;
   n.dir = testing::MakeTempDir("state-restart-" + name);
-  nlohmann::json node;
-  for (int i = 0; i < cpus; ++i) {
-    node["cpus"].push_back({{"id", i}, {"core", i}, {"socket", 0}, {"numa", 0}, {"uncore", 0}});
-  }
-  node["numaNodes"] = {{{"id", 0}, {"memory", 8LL << 30}, {"hugepages", nlohmann::json::object()},
-                        {"distances", {10}}}};
-  Write(n.dir + "/node.json", node.dump());
-  Write(n.dir + "/kubelet.yaml", R"(apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-featureGates: {PodLevelResourceManagers: true}
-cpuManagerPolicy: static
-memoryManagerPolicy: Static
-topologyManagerPolicy: best-effort
-topologyManagerScope: pod
-systemReserved: {cpu: "1", memory: 1Gi}
-evictionHard: {memory.available: 100Mi}
-reservedMemory: [{numaNode: 0, limits: {memory: 1124Mi}}]
-)");
-  Write(n.dir + "/pod.yaml", R"(apiVersion: v1
-kind: Pod
-metadata: {name: p, namespace: default}
-spec:
-  resources:
-    requests: {cpu: "2", memory: 1Gi}
-    limits: {cpu: "2", memory: 1Gi}
-  containers:
-  - name: app
-    image: busybox
-)");
+  testing::WriteNode140989(n.dir, cpus);
   n.state = n.dir + "/state";
-  n.flags = " --node " + n.dir + "/node.json --config " + n.dir + "/kubelet.yaml";
+  n.flags = " --node " + n.dir + "/node.json --config " + n.dir + "/on.yaml";
   Result admitted = Podtopo("admit --state-dir " + n.state + n.flags +
                             (version.empty() ? "" : " --kubelet-version " + version) + " " +
                             n.dir + "/pod.yaml");

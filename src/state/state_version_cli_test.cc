@@ -5,12 +5,12 @@
 // documented upgrade 1.36 -> 1.37.0 -> 1.38 and rollback 1.38 -> 1.37 -> 1.36 is one test.
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "state/node140989_testing.h"
 #include "testing/testing.h"
 
 namespace podtopo {
@@ -23,20 +23,6 @@ using Result = testing::CommandResult;
 Result Podtopo(const std::string& args) {
   return testing::RunCommand(std::string(PODTOPO_BINARY) + " " + args);
 }
-
-void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
-
-constexpr char kConfig[] = R"(apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-featureGates: {PodLevelResourceManagers: GATE}
-cpuManagerPolicy: static
-memoryManagerPolicy: Static
-topologyManagerPolicy: best-effort
-topologyManagerScope: pod
-systemReserved: {cpu: "1", memory: 1Gi}
-evictionHard: {memory.available: 100Mi}
-reservedMemory: [{numaNode: 0, limits: {memory: 1124Mi}}]
-)";
 
 // k/k #140989's node (6 CPUs on one NUMA node, 1 reserved) with its pod of 2 CPUs and 1Gi
 // with pod-level resources, admitted into a state dir by kubelet `version`.
@@ -51,30 +37,8 @@ struct Node {
 Node Admitted(const std::string& version, const std::string& name, bool gate = true) {
   Node n;
   n.dir = testing::MakeTempDir("state-version-" + name);
-  nlohmann::json node;
-  for (int i = 0; i < 6; ++i) {
-    node["cpus"].push_back({{"id", i}, {"core", i}, {"socket", 0}, {"numa", 0}, {"uncore", 0}});
-  }
-  node["numaNodes"] = {{{"id", 0}, {"memory", 8LL << 30}, {"hugepages", nlohmann::json::object()},
-                        {"distances", {10}}}};
-  Write(n.dir + "/node.json", node.dump());
-  std::string on = kConfig, off = kConfig;
-  on.replace(on.find("GATE"), 4, "true");
-  off.replace(off.find("GATE"), 4, "false");
-  Write(n.dir + "/on.yaml", on);
-  Write(n.dir + "/off.yaml", off);
-  Write(n.dir + "/pod.yaml", R"(apiVersion: v1
-kind: Pod
-metadata: {name: p, namespace: default, uid: 6f1c1a52-0000-4000-8000-000000000001}
-spec:
-  resources:
-    requests: {cpu: "2", memory: 1Gi}
-    limits: {cpu: "2", memory: 1Gi}
-  containers:
-  - name: app
-    image: busybox
-)");
-  n.uid = "6f1c1a52-0000-4000-8000-000000000001";
+  testing::WriteNode140989(n.dir, 6);
+  n.uid = testing::kPod140989Uid;
   n.state = n.dir + "/state";
   n.flags = " --node " + n.dir + "/node.json --config " + n.dir + "/on.yaml";
   n.gate_off = " --node " + n.dir + "/node.json --config " + n.dir + "/off.yaml";
