@@ -1,4 +1,6 @@
-// podtopo state check|show|repair: the kubelet's checkpoints on a real node (src/state).
+// podtopo state check|show|repair: the kubelet's checkpoints on a real node (src/state), read
+// as --kubelet-version reads them (an older version reads newer files through their inline
+// legacy part, or not at all: docs/state.md "Upgrades and rollbacks").
 //
 // Exit status: 0 the kubelet would start (check; for repair: after the plan / the writes),
 // 1 bad input (flags, --node, --config, --running-pods, a failed write), 2 the kubelet would
