@@ -414,8 +414,7 @@ absl::Status Node::Impl::Restore() {
   // keeps them too, and refuses to start when the file names another policy.
   if (!dir.empty()) {
     std::string path = JoinPath(dir, kCpuManagerStateFile);
-    checkpoint::CpuLoadOptions lo{config.cpu_manager_policy, pod_level_managers};
-    auto cp = checkpoint::LoadCpuCheckpointFile(path, lo);
+    auto cp = checkpoint::LoadCpuCheckpointFile(path, CpuLoadOptionsFor(config));
     if (!cp.ok()) return cp.status();
     cpu_read = *cp;
     if (cp->has_value() && cpu != nullptr) {
@@ -434,8 +433,7 @@ absl::Status Node::Impl::Restore() {
   }
   if (!dir.empty()) {
     std::string path = JoinPath(dir, kMemoryManagerStateFile);
-    checkpoint::MemoryLoadOptions lo{config.memory_manager_policy, pod_level_managers};
-    auto cp = checkpoint::LoadMemoryCheckpointFile(path, lo);
+    auto cp = checkpoint::LoadMemoryCheckpointFile(path, MemoryLoadOptionsFor(config));
     if (!cp.ok()) return cp.status();
     memory_read = *cp;
     if (cp->has_value() && memory.has_value()) memory_state = MemoryStateFromCheckpoint(**cp);
@@ -622,14 +620,13 @@ absl::Status Node::Impl::Save() const {
   if (dir.empty() || options.read_only) return absl::OkStatus();
   // The none policies keep an empty checkpoint naming themselves, as the kubelet's do. Both
   // files are marshalled before either is written, so a refused one changes nothing.
-  checkpoint::CpuWriteOptions cwo;
-  cwo.pod_level_resource_managers = pod_level_managers;
+  // In the formats config.kubelet_version writes (1.36: CPU V3 / memory V2 with the gate on).
+  const checkpoint::CpuWriteOptions cwo = CpuWriteOptionsFor(config);
   checkpoint::CpuCheckpoint ccp =
       cpu != nullptr ? CpuCheckpointFromState(cpu_state, config.cpu_manager_policy)
                      : checkpoint::CpuCheckpoint{.policy_name = config.cpu_manager_policy};
   if (cpu_read.has_value()) checkpoint::KeepUnmodelled(*cpu_read, ccp);
-  checkpoint::MemoryWriteOptions mwo;
-  mwo.pod_level_resource_managers = pod_level_managers;
+  const checkpoint::MemoryWriteOptions mwo = MemoryWriteOptionsFor(config);
   checkpoint::MemoryCheckpoint mcp =
       memory.has_value()
           ? MemoryCheckpointFromState(memory_state, config.memory_manager_policy)

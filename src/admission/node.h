@@ -8,7 +8,9 @@
 // records the result. Remove() releases a pod the way the managers' RemoveContainer does.
 //
 // With a state directory, the CPU and memory checkpoints are read at Create() in the kubelet's
-// formats (validated as the kubelet's Start does) and rewritten after every change, together
+// formats, as config.kubelet_version reads them (its load chains: admission/state_files.h),
+// validated as the kubelet's Start does, and rewritten after every change in the formats that
+// version writes (1.36: CPU V3 / memory V2 with PodLevelResourceManagers on), together
 // with podtopo's own record of admitted pods (`podtopo_pods.json`). The record is written
 // after the checkpoints on admission and before them on removal, and Create() reconciles the
 // checkpoints with the record (entries of pods it does not list are released), so a crash at

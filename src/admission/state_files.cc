@@ -1,8 +1,58 @@
 #include "admission/state_files.h"
 
+#include "kubelet/version.h"
 #include "util/format.h"
 
 namespace podtopo {
+namespace {
+
+using kubelet::CheckpointFile;
+
+bool PodLevelResourceManagers(const config::KubeletConfig& config) {
+  return config.FeatureEnabled("PodLevelResourceManagers");
+}
+
+// The format config's kubelet writes (or, `newest_read`, the newest it reads); the newest known
+// format without a version.
+int Format(const config::KubeletConfig& config, CheckpointFile file, bool newest_read) {
+  const kubelet::KubeletVersion* v = config.Version();
+  if (v == nullptr) return file == CheckpointFile::kCpu ? 4 : 3;
+  const bool gate = PodLevelResourceManagers(config);
+  return newest_read ? kubelet::NewestReadCheckpointFormat(*v, file, gate)
+                     : kubelet::WrittenCheckpointFormat(*v, file, gate);
+}
+
+}  // namespace
+
+checkpoint::CpuLoadOptions CpuLoadOptionsFor(const config::KubeletConfig& config) {
+  return {config.cpu_manager_policy, PodLevelResourceManagers(config),
+          Format(config, CheckpointFile::kCpu, /*newest_read=*/true)};
+}
+
+checkpoint::MemoryLoadOptions MemoryLoadOptionsFor(const config::KubeletConfig& config) {
+  return {config.memory_manager_policy, PodLevelResourceManagers(config),
+          Format(config, CheckpointFile::kMemory, /*newest_read=*/true)};
+}
+
+checkpoint::CpuWriteOptions CpuWriteOptionsFor(const config::KubeletConfig& config) {
+  checkpoint::CpuWriteOptions o;
+  const int format = Format(config, CheckpointFile::kCpu, /*newest_read=*/false);
+  o.format = format == 2   ? checkpoint::CpuFormat::kV2
+             : format == 3 ? checkpoint::CpuFormat::kV3
+                           : checkpoint::CpuFormat::kV4;
+  o.pod_level_resource_managers = PodLevelResourceManagers(config);
+  return o;
+}
+
+checkpoint::MemoryWriteOptions MemoryWriteOptionsFor(const config::KubeletConfig& config) {
+  checkpoint::MemoryWriteOptions o;
+  const int format = Format(config, CheckpointFile::kMemory, /*newest_read=*/false);
+  o.format = format == 1   ? checkpoint::MemoryFormat::kV1
+             : format == 2 ? checkpoint::MemoryFormat::kV2
+                           : checkpoint::MemoryFormat::kV3;
+  o.pod_level_resource_managers = PodLevelResourceManagers(config);
+  return o;
+}
 
 absl::StatusOr<cpumanager::CpuState> CpuStateFromCheckpoint(const checkpoint::CpuCheckpoint& cp,
                                                             const std::string& path) {

@@ -361,20 +361,28 @@ struct Loaded {
 };
 
 // loadAndMigrateCheckpointV4 (unwrapped errors).
-absl::StatusOr<Loaded> LoadChain(std::string_view contents, bool pod_level_resource_managers) {
-  V4Wire v4;
-  absl::Status err = UnmarshalAndVerifyV4(contents, v4);
-  if (err.ok()) {
-    return Loaded{std::move(v4.checkpoint_data), 4, std::move(v4.data), v4.inline_part.checksum};
-  }
-  if (!v4.data.empty() || v4.data_checksum != 0) {
-    return Prefix("could not load v4 checkpoint: ", err);
+// A chain starting at `newest_format` skips the newer formats (an older kubelet's chain).
+absl::StatusOr<Loaded> LoadChain(std::string_view contents, bool pod_level_resource_managers,
+                                 int newest_format) {
+  absl::Status err;
+  if (newest_format >= 4) {
+    V4Wire v4;
+    err = UnmarshalAndVerifyV4(contents, v4);
+    if (err.ok()) {
+      return Loaded{std::move(v4.checkpoint_data), 4, std::move(v4.data),
+                    v4.inline_part.checksum};
+    }
+    if (!v4.data.empty() || v4.data_checksum != 0) {
+      return Prefix("could not load v4 checkpoint: ", err);
+    }
   }
 
   V3Wire v3;
-  err = UnmarshalV3(contents, v3);
-  if (err.ok() && !VerifyV3(v3)) err = Corrupted();
-  if (err.ok()) {
+  if (newest_format >= 3) {
+    err = UnmarshalV3(contents, v3);
+    if (err.ok() && !VerifyV3(v3)) err = Corrupted();
+  }
+  if (newest_format >= 3 && err.ok()) {
     Loaded out;
     out.version = 3;
     out.data.policy_name = v3.policy_name;
@@ -658,7 +666,8 @@ absl::StatusOr<CpuCheckpoint> RestoreCpuCheckpoint(std::string_view contents,
   auto fail = [&](std::string_view err) {
     return absl::FailedPreconditionError(WrapRestoreError(err, path));
   };
-  absl::StatusOr<Loaded> loaded = LoadChain(contents, options.pod_level_resource_managers);
+  absl::StatusOr<Loaded> loaded =
+      LoadChain(contents, options.pod_level_resource_managers, options.newest_format);
   if (!loaded.ok()) {
     const std::string err(loaded.status().message());
     std::string message = WrapRestoreError(err, path);

@@ -9,7 +9,8 @@
 // Legacy checksums hash the go-spew dump of the struct with the type name
 // `CPUManagerCheckpoint` (see checksum.h).
 //
-// Reading follows kubelet v1.37 (`loadAndMigrateCheckpointV4`):
+// Reading follows kubelet v1.37 (`loadAndMigrateCheckpointV4`; an older kubelet's chain starts
+// lower: CpuLoadOptions::newest_format):
 //   1. V4: decode the file, then `data`; verify dataChecksum. If that fails while `data` is
 //      non-empty or dataChecksum != 0: `could not load v4 checkpoint: <err>` (no fallback).
 //   2. V3: verify with the name CPUManagerCheckpointV3, then CPUManagerCheckpoint (0 is NOT
@@ -88,6 +89,11 @@ void KeepUnmodelled(const CpuCheckpoint& read, CpuCheckpoint& next);
 struct CpuLoadOptions {
   std::string configured_policy = "none";  // the kubelet's --cpu-manager-policy
   bool pod_level_resource_managers = false;  // feature gate PodLevelResourceManagers
+  // Where the load chain starts (kubelet/version.h NewestReadCheckpointFormat): 4 = v1.37's
+  // V4 -> V3 -> V2; 3 = V3 -> V2 and 2 = V2 alone (1.36 with the gate on / off). A file of a
+  // newer format is read as the older one its bytes verify as (a V4 file as its inline V2
+  // part), or refused.
+  int newest_format = 4;
 };
 
 // Decodes and verifies checkpoint bytes with the v1.37 chain and applies restoreState's

@@ -411,18 +411,24 @@ struct Loaded {
 
 // loadAndMigrateCheckpointV3 (unwrapped errors). Migration clones; the clone details do not
 // matter here because Restore applies the state's clone semantics afterwards.
-absl::StatusOr<Loaded> LoadChain(std::string_view contents) {
-  V3Wire v3;
-  absl::Status err = UnmarshalAndVerifyV3(contents, v3);
-  if (err.ok()) return Loaded{std::move(v3.checkpoint_data), 3, std::move(v3.data)};
-  if (!v3.data.empty() || v3.data_checksum != 0) {
-    return Prefix("could not load v3 checkpoint: ", err);
+// A chain starting at `newest_format` skips the newer formats (an older kubelet's chain).
+absl::StatusOr<Loaded> LoadChain(std::string_view contents, int newest_format) {
+  absl::Status err;
+  if (newest_format >= 3) {
+    V3Wire v3;
+    err = UnmarshalAndVerifyV3(contents, v3);
+    if (err.ok()) return Loaded{std::move(v3.checkpoint_data), 3, std::move(v3.data)};
+    if (!v3.data.empty() || v3.data_checksum != 0) {
+      return Prefix("could not load v3 checkpoint: ", err);
+    }
   }
 
   V2Wire v2;
-  err = UnmarshalV2(contents, v2);
-  if (err.ok() && !VerifyV2(v2)) err = Corrupted();
-  if (err.ok()) {
+  if (newest_format >= 2) {
+    err = UnmarshalV2(contents, v2);
+    if (err.ok() && !VerifyV2(v2)) err = Corrupted();
+  }
+  if (newest_format >= 2 && err.ok()) {
     Loaded out;
     out.version = 2;
     out.data.policy_name = v2.policy_name;
@@ -702,7 +708,7 @@ absl::StatusOr<MemoryCheckpoint> RestoreMemoryCheckpoint(std::string_view conten
   auto fail = [&](std::string_view err) {
     return absl::FailedPreconditionError(WrapRestoreError(err, path));
   };
-  absl::StatusOr<Loaded> loaded = LoadChain(contents);
+  absl::StatusOr<Loaded> loaded = LoadChain(contents, options.newest_format);
   if (!loaded.ok()) return fail(std::string(loaded.status().message()));
   const DataWire& data = loaded->data;
   if (options.configured_policy != data.policy_name) {

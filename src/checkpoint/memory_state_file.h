@@ -10,7 +10,8 @@
 //      {policyName, machineState, entries?, podEntries?}) + "dataChecksum"
 // machineState keys are NUMA ids: JSON sorts them as strings ("10" < "2"), spew numerically.
 //
-// Reading follows kubelet v1.37 (`loadAndMigrateCheckpointV3`): V3 (verify dataChecksum;
+// Reading follows kubelet v1.37 (`loadAndMigrateCheckpointV3`; an older kubelet's chain starts
+// lower: MemoryLoadOptions::newest_format): V3 (verify dataChecksum;
 // if that fails while `data` is non-empty or dataChecksum != 0: `could not load v3
 // checkpoint: <err>`, no fallback) -> V2 (no zero checksum) -> V1 (checksum 0 accepted).
 // Legacy checksums hash the spew dump with the name `MemoryManagerCheckpoint`. Then
@@ -107,6 +108,9 @@ void KeepUnmodelled(const MemoryCheckpoint& read, MemoryCheckpoint& next);
 struct MemoryLoadOptions {
   std::string configured_policy = "None";  // --memory-manager-policy
   bool pod_level_resource_managers = false;
+  // Where the load chain starts: 3 = v1.37's V3 -> V2 -> V1; 2 = V2 -> V1 and 1 = V1 alone
+  // (1.36 with the gate on / off). A V3 file is then read as its inline V1 part.
+  int newest_format = 3;
 };
 
 // Decodes and verifies checkpoint bytes with the v1.37 chain, then restoreState's policy

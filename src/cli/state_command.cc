@@ -1,4 +1,6 @@
-// podtopo state check|show|repair: the kubelet's checkpoints on a real node (src/state).
+// podtopo state check|show|repair: the kubelet's checkpoints on a real node (src/state), read
+// as --kubelet-version reads them (an older version reads newer files through their inline
+// legacy part, or not at all: docs/state.md "Upgrades and rollbacks").
 //
 // Exit status: 0 the kubelet would start (check; for repair: after the plan / the writes),
 // 1 bad input (flags, --node, --config, --running-pods, a failed write), 2 the kubelet would
@@ -8,6 +10,7 @@
 // kubelet does not start, 1 bad input.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <set>
@@ -96,6 +99,10 @@ std::optional<Loaded> Load(const StateOpts& o, Context& ctx) {
   return l;
 }
 
+std::string Reader(const config::KubeletConfig& cfg) {
+  return cfg.kubelet_version.empty() ? "podtopo" : "kubelet " + cfg.kubelet_version;
+}
+
 std::string VersionName(const state::FileStatus& f) {
   if (!f.exists) return "missing";
   if (!f.read_ok) return "unreadable";
@@ -111,6 +118,8 @@ ordered_json FileJson(const state::FileStatus& f) {
   j["version"] = f.version;
   j["policyName"] = f.policy_name;
   j["checksum"] = f.checksum;
+  j["readAs"] = f.read_as;
+  j["podEntriesDropped"] = f.pod_entries_dropped;
   return j;
 }
 
@@ -128,12 +137,18 @@ ordered_json FindingJson(const state::Finding& f) {
   return j;
 }
 
-void PrintFiles(const state::CheckReport& r, std::ostream& out) {
+// `version_reader` names the kubelet that reads the files ("kubelet 1.36").
+void PrintFiles(const state::CheckReport& r, const std::string& version_reader,
+                std::ostream& out) {
   for (const state::FileStatus* f : {&r.cpu_file, &r.memory_file}) {
     out << fmt::format("{}: {}", f->path, VersionName(*f));
     if (!f->policy_name.empty()) out << fmt::format(", policy \"{}\"", f->policy_name);
     out << "\n";
     if (!f->checksum.empty()) out << fmt::format("  checksum: {}\n", f->checksum);
+    if (f->read_as != 0 && f->read_as != f->version) {
+      out << fmt::format("  read as: V{} (its inline legacy part), by {}\n", f->read_as,
+                         version_reader);
+    }
   }
 }
 
@@ -215,7 +230,7 @@ void RunCheck(const StateOpts& o, Context& ctx) {
     j["memoryDrift"] = DriftJson(r->memory_drift);
     *ctx.out << j.dump(2) << "\n";
   } else {
-    PrintFiles(*r, *ctx.out);
+    PrintFiles(*r, Reader(l->env.config), *ctx.out);
     PrintFindings(*r, *ctx.out);
     if (!r->memory_drift.empty()) {
       *ctx.out << "\n";
@@ -325,7 +340,7 @@ void RunShow(const StateOpts& o, Context& ctx) {
     return;
   }
   std::ostream& out = *ctx.out;
-  PrintFiles(*r, out);
+  PrintFiles(*r, Reader(l->env.config), out);
   out << "\nCPU MANAGER\n";
   if (r->cpu) {
     out << fmt::format("  default cpuset: {}\n",
@@ -551,6 +566,24 @@ void RunRestart(const StateOpts& o, Context& ctx) {
   // Does it start: the checks of `state check`, then the managers' Start.
   auto check = state::Check(o.kubelet_dir, l->env, nullptr);
   if (!check.ok()) return ctx.Fail(check.status());
+  // What this version reads of files another version wrote: the pods whose pod-level entries
+  // a read through the inline legacy part drops (k/k #139102, #139626).
+  j["checkpoints"] = ordered_json::array();
+  std::map<std::string, std::vector<std::string>> dropped_by;  // pod uid -> upstream ids
+  std::vector<std::string> read_notes;
+  for (const auto& [f, id] : {std::pair{&check->cpu_file, "k/k#139102"},
+                              std::pair{&check->memory_file, "k/k#139626"}}) {
+    if (!f->exists) continue;
+    j["checkpoints"].push_back({{"file", f->name}, {"format", f->version},
+                                {"readAs", f->read_as},
+                                {"podEntriesDropped", f->pod_entries_dropped}});
+    if (f->read_as == 0 || f->read_as == f->version) continue;
+    for (const std::string& uid : f->pod_entries_dropped) dropped_by[uid].push_back(id);
+    read_notes.push_back(fmt::format(
+        "{}: kubelet {} reads {} (V{}) through its inline V{} part: the pod-level entries of {} "
+        "pod(s) are dropped",
+        id, version, f->name, f->version, f->read_as, f->pod_entries_dropped.size()));
+  }
   RestartReport report;
   if (!check->KubeletStarts()) {
     for (const state::Finding& f : check->findings) {
@@ -586,7 +619,10 @@ void RunRestart(const StateOpts& o, Context& ctx) {
         {"POD", "OUTCOME", "CPUS BEFORE", "CPUS AFTER", "MEMORY NUMA", "UPSTREAM"}};
     std::vector<std::string> notes;
     std::set<std::string> upstream_seen;
-    for (const RestartPod& p : report.pods) {
+    for (RestartPod p : report.pods) {
+      if (auto it = dropped_by.find(p.uid); it != dropped_by.end()) {
+        p.upstream.insert(p.upstream.begin(), it->second.begin(), it->second.end());
+      }
       hurts |= p.outcome != "kept";
       ordered_json pj;
       pj["namespace"] = p.namespace_name;
@@ -650,6 +686,7 @@ void RunRestart(const StateOpts& o, Context& ctx) {
                            HumanBytes(bytes));
     }
     for (const auto& n : notes) table << "\n" << n << "\n";
+    for (const auto& n : read_notes) table << "\n" << n << "\n";
     for (const std::string& id : upstream_seen) {
       if (const kubelet::VersionedBehavior* b = BehaviorOfIssue(id)) {
         table << fmt::format("\n{}: {}\n  {}\n", id, b->summary,

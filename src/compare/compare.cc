@@ -115,7 +115,46 @@ absl::Status CheckSamePods(const CompareRequest& request) {
 }
 
 PodOutcome OutcomeOf(const PodAllocation& a, int node) {
-  return PodOutcome{a.namespace_name + "/" + a.name, node, a.admitted, a.reason};
+  return PodOutcome{a.namespace_name + "/" + a.name, node, a.admitted, a.reason,
+                    a.admitted && !a.cpus.IsEmpty(), a.admitted && !a.memory.empty()};
+}
+
+// What `to`'s kubelet reads of the checkpoints `from`'s kubelet wrote for `written`'s pods;
+// nullopt when the two name the same version (or none).
+std::optional<CheckpointCompatibility> CompatibilityOf(const config::KubeletConfig& from,
+                                                       const config::KubeletConfig& to,
+                                                       const ConfigResult& written) {
+  const kubelet::KubeletVersion* v_from = from.Version();
+  const kubelet::KubeletVersion* v_to = to.Version();
+  if (v_from == nullptr || v_to == nullptr || v_from == v_to) return std::nullopt;
+  CheckpointCompatibility c;
+  c.from_version = v_from->name;
+  c.to_version = v_to->name;
+  for (auto file : {kubelet::CheckpointFile::kCpu, kubelet::CheckpointFile::kMemory}) {
+    CheckpointFileRead r;
+    r.file = file;
+    r.written = kubelet::WrittenCheckpointFormat(
+        *v_from, file, from.FeatureEnabled("PodLevelResourceManagers"));
+    r.read = kubelet::ReadCheckpointFormat(
+        *v_to, file, to.FeatureEnabled("PodLevelResourceManagers"), r.written);
+    if (r.read.mode == kubelet::ReadMode::kLegacyPart) {
+      for (const PodOutcome& p : written.pods) {
+        if (file == kubelet::CheckpointFile::kCpu ? p.pod_cpu_entry : p.pod_memory_entry) {
+          r.pods_dropped.push_back(p.pod);
+        }
+      }
+    }
+    c.files.push_back(std::move(r));
+  }
+  return c;
+}
+
+// Every configuration after the first: what it reads of the first one's checkpoints.
+void AddCompatibility(const CompareRequest& request, CompareResult& result) {
+  for (size_t c = 1; c < result.configs.size(); ++c) {
+    result.configs[c].checkpoints_from_first = CompatibilityOf(
+        request.configs[0].config, request.configs[c].config, result.configs[0]);
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -374,6 +413,7 @@ absl::StatusOr<CompareResult> Compare(const CompareRequest& request) {
     for (const auto& e : errors) {
       if (!e.ok()) return e;
     }
+    AddCompatibility(request, result);
     return result;
   }
 
@@ -432,13 +472,17 @@ absl::StatusOr<CompareResult> Compare(const CompareRequest& request) {
       cr.nodes.push_back(std::move(copy));
       for (size_t k = 0; k < pods_of[j].size(); ++k) {
         const PodOutcome& same = cr.pods[pods_of[rep][k]];
-        cr.pods[pods_of[j][k]] = PodOutcome{pods[pods_of[j][k]].Key(), j, same.admitted, same.reason};
+        PodOutcome copied = same;
+        copied.pod = pods[pods_of[j][k]].Key();
+        copied.node = j;
+        cr.pods[pods_of[j][k]] = std::move(copied);
       }
     }
   });
   for (const auto& e : errors) {
     if (!e.ok()) return e;
   }
+  AddCompatibility(request, result);
   return result;
 }
 

@@ -36,6 +36,12 @@
 // the only walks over all of them take unions of CPU sets). Compare.IdenticalNodesGiveWhatEachNodeGives
 // checks it against `share_identical_nodes = false` on random fleets.
 //
+// Between configurations of different kubelet versions (`--kubelet-version` per `--config`),
+// ConfigResult::checkpoints_from_first says what the later version reads of the checkpoints
+// the first one writes for the same pods: each file's format, read fully, through its inline
+// legacy part (the pods whose pod-level entries a downgrade to 1.36 drops) or refused
+// (kubelet::ReadCheckpointFormat).
+//
 // Differences() puts the change from one configuration to another in words ("sidecars no
 // longer hold 14 exclusive CPUs", "3 pods that were admitted are now rejected with
 // EmptyPodSharedPoolError"), from the totals and from each pod's two outcomes.
@@ -60,6 +66,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +76,7 @@
 #include "compare/fleet.h"
 #include "config/kubelet_config.h"
 #include "cpuset/cpuset.h"
+#include "kubelet/version.h"
 
 namespace podtopo::compare {
 
@@ -120,6 +128,25 @@ struct PodOutcome {
                   // node admitted
   bool admitted = false;
   std::string reason;  // the kubelet's reason when rejected
+  // Admitted with a pod-level entry (KEP-5526) in cpu_manager_state / memory_manager_state.
+  bool pod_cpu_entry = false;
+  bool pod_memory_entry = false;
+};
+
+// What one checkpoint file, as the first configuration's kubelet writes it, becomes when a
+// kubelet of another version starts with it (an upgrade or a downgrade).
+struct CheckpointFileRead {
+  kubelet::CheckpointFile file = kubelet::CheckpointFile::kCpu;
+  int written = 0;           // the format the first configuration's kubelet writes
+  kubelet::CheckpointRead read;  // how the other version reads it (kubelet/version.h)
+  // kLegacyPart: the admitted pods (namespace/name) whose pod-level entries the read drops.
+  std::vector<std::string> pods_dropped;
+};
+
+struct CheckpointCompatibility {
+  std::string from_version;  // the first configuration's kubelet, which wrote the files
+  std::string to_version;    // the kubelet that reads them
+  std::vector<CheckpointFileRead> files;  // cpu_manager_state, memory_manager_state
 };
 
 struct NodeResult {
@@ -135,6 +162,9 @@ struct ConfigResult {
   Tally total;
   std::vector<NodeResult> nodes;  // in fleet order
   std::vector<PodOutcome> pods;   // in input order
+  // For a configuration after the first whose kubelet version differs from the first's: what
+  // it reads of the checkpoints the first one's kubelet wrote for these pods.
+  std::optional<CheckpointCompatibility> checkpoints_from_first;
 };
 
 struct CompareResult {

@@ -46,15 +46,17 @@ constexpr KubeletVersion kVersions[] = {
                 .distribute_across_cores_by_core_topology = false,
                 .strict_reservation_keeps_default_set = false,
             },
-        // V3 / V2 with the gate on (#137751 writes the legacy V2 / V1 with it off); V4 and
-        // memory V3 are read through their inline legacy part (#139102, #139626).
+        // #137751: V3 / V2 with the gate on, the legacy V2 / V1 with it off; its load chain
+        // starts at V3 / V2 with the gate on (then V2 -> V1), at V2 / V1 with it off
+        // (cpumanager and memorymanager state_checkpoint.go restoreState, 1.36 era).
         .checkpoints = {.cpu_write_gate_off = 2,
                         .cpu_write_gate_on = 3,
-                        .cpu_read_newest = 3,
+                        .cpu_read_newest_gate_off = 2,
+                        .cpu_read_newest_gate_on = 3,
                         .memory_write_gate_off = 1,
                         .memory_write_gate_on = 2,
-                        .memory_read_newest = 2,
-                        .reads_legacy_part_of_newer = true},
+                        .memory_read_newest_gate_off = 1,
+                        .memory_read_newest_gate_on = 2},
     },
     {
         .name = "1.37.0",
@@ -155,6 +157,50 @@ constexpr VersionedBehavior kBehaviors[] = {
 };
 
 }  // namespace
+
+const char* CheckpointFileName(CheckpointFile file) {
+  return file == CheckpointFile::kCpu ? "cpu_manager_state" : "memory_manager_state";
+}
+
+int WrittenCheckpointFormat(const KubeletVersion& version, CheckpointFile file, bool gate_on) {
+  const CheckpointFormats& f = version.checkpoints;
+  if (file == CheckpointFile::kCpu) return gate_on ? f.cpu_write_gate_on : f.cpu_write_gate_off;
+  return gate_on ? f.memory_write_gate_on : f.memory_write_gate_off;
+}
+
+int NewestReadCheckpointFormat(const KubeletVersion& version, CheckpointFile file,
+                               bool gate_on) {
+  const CheckpointFormats& f = version.checkpoints;
+  if (file == CheckpointFile::kCpu) {
+    return gate_on ? f.cpu_read_newest_gate_on : f.cpu_read_newest_gate_off;
+  }
+  return gate_on ? f.memory_read_newest_gate_on : f.memory_read_newest_gate_off;
+}
+
+const char* ReadModeName(ReadMode mode) {
+  switch (mode) {
+    case ReadMode::kFull: return "full";
+    case ReadMode::kLegacyPart: return "legacy-part";
+    case ReadMode::kRefused: return "refused";
+  }
+  return "?";
+}
+
+CheckpointRead ReadCheckpointFormat(const KubeletVersion& version, CheckpointFile file,
+                                    bool gate_on, int format) {
+  const int newest = NewestReadCheckpointFormat(version, file, gate_on);
+  if (format <= newest) return {ReadMode::kFull, format, "", ""};
+  // The generalized formats embed the oldest format every chain still reads, with a checksum
+  // that format accepts (CPU V4: V2 fields, checksum 0; memory V3: V1 fields and checksum).
+  const bool cpu = file == CheckpointFile::kCpu;
+  const int generalized = cpu ? 4 : 3;
+  const int embedded = cpu ? 2 : 1;
+  if (format == generalized && newest >= embedded) {
+    return {ReadMode::kLegacyPart, embedded, cpu ? "k/k #139102" : "k/k #139626", ""};
+  }
+  // CPU V3 / memory V2 carry podEntries under a checksum the older struct cannot reproduce.
+  return {ReadMode::kRefused, 0, "", "checkpoint is corrupted"};
+}
 
 const char* GateStageName(GateStage stage) {
   switch (stage) {

@@ -97,17 +97,20 @@ struct Behavior {
   friend bool operator==(const Behavior&, const Behavior&) = default;
 };
 
-// The checkpoint formats a version writes and reads (checkpoint/, docs/state.md).
+// The checkpoint formats a version writes and reads (checkpoint/, docs/state.md). A format is
+// its number: CPU V2, V3, V4 (cpu_manager_state), memory V1, V2, V3 (memory_manager_state).
+// A version's load chain tries its newest format first and falls back to the older ones
+// (1.37: CPU V4 -> V3 -> V2, memory V3 -> V2 -> V1); a file of a newer format than the chain
+// starts with is read as whatever older format its bytes verify as (ReadCheckpointFormat).
 struct CheckpointFormats {
-  int cpu_write_gate_off = 4;     // cpu_manager_state with PodLevelResourceManagers off
-  int cpu_write_gate_on = 4;      // ... and on
-  int cpu_read_newest = 4;        // the newest CPU format it decodes fully
-  int memory_write_gate_off = 3;  // memory_manager_state
+  int cpu_write_gate_off = 4;         // cpu_manager_state with PodLevelResourceManagers off
+  int cpu_write_gate_on = 4;          // ... and on
+  int cpu_read_newest_gate_off = 4;   // where its CPU load chain starts, gate off
+  int cpu_read_newest_gate_on = 4;    // ... and on
+  int memory_write_gate_off = 3;      // memory_manager_state
   int memory_write_gate_on = 3;
-  int memory_read_newest = 3;
-  // A newer format than it knows is read through its inline legacy part (V4 embeds V2, memory
-  // V3 embeds V1): the pod-level entries are dropped (k/k #139102).
-  bool reads_legacy_part_of_newer = true;
+  int memory_read_newest_gate_off = 3;
+  int memory_read_newest_gate_on = 3;
 };
 
 struct KubeletVersion {
@@ -137,6 +140,42 @@ absl::StatusOr<const KubeletVersion*> ParseKubeletVersion(std::string_view name)
 const KubeletVersion& DefaultKubeletVersion();
 // "1.36, 1.37.0, 1.37, 1.38".
 std::string KnownKubeletVersions();
+
+enum class CheckpointFile { kCpu, kMemory };  // cpu_manager_state, memory_manager_state
+const char* CheckpointFileName(CheckpointFile file);  // "cpu_manager_state", ...
+
+// The format `version` writes, and the newest its load chain reads, with the gate
+// PodLevelResourceManagers on or off.
+int WrittenCheckpointFormat(const KubeletVersion& version, CheckpointFile file, bool gate_on);
+int NewestReadCheckpointFormat(const KubeletVersion& version, CheckpointFile file, bool gate_on);
+
+// How a kubelet reads a checkpoint file of a given format (upgrades and downgrades).
+enum class ReadMode {
+  kFull,        // a format its chain knows: every entry it keeps with this gate is read
+  kLegacyPart,  // a newer format, read through the older format embedded inline (CPU V4
+                // embeds V2: k/k #139102; memory V3 embeds V1: k/k #139626); the pod-level
+                // entries exist only in the newer part and are dropped
+  kRefused,     // the kubelet does not start: "could not restore state from checkpoint: ..."
+};
+const char* ReadModeName(ReadMode mode);  // "full", "legacy-part", "refused"
+
+struct CheckpointRead {
+  ReadMode mode = ReadMode::kFull;
+  int format_read = 0;           // the format it reads the file as (0 when refused)
+  std::string_view upstream;     // kLegacyPart: the PR that embedded the legacy part
+  std::string_view kubelet_error;  // kRefused: the kubelet's unwrapped load error
+};
+
+// How `version` (gate on or off) reads a `file` written in `format` (CPU 2-4, memory 1-3).
+// It follows the chains of version.cc's sources: V3 verification accepts no checksum 0, so
+// a CPU V4 file (inline checksum 0) fails it and loads as V2; a memory V3 file's inline
+// part carries its V1 checksum, which V2 verification refuses and V1 accepts; a CPU V3 or
+// memory V2 file does not verify as V2 / V1 ("checkpoint is corrupted"; 1.36's CPU chain
+// then also tries V1, whose JSON error a file with container entries reports instead).
+// Examples (1.36, gate on): CPU V4 -> {kLegacyPart, 2, "k/k #139102"}; memory V2 -> {kFull, 2}.
+//          (1.36, gate off): CPU V3 -> {kRefused, 0, "", "checkpoint is corrupted"}.
+CheckpointRead ReadCheckpointFormat(const KubeletVersion& version, CheckpointFile file,
+                                    bool gate_on, int format);
 
 // One versioned decision: the upstream change behind a Behavior field.
 struct VersionedBehavior {

@@ -12,6 +12,7 @@ namespace podtopo {
 namespace {
 
 using compare::CapacityRow;
+using compare::CheckpointCompatibility;
 using compare::CompareResult;
 using compare::ConfigResult;
 using compare::Tally;
@@ -318,6 +319,59 @@ std::string Svg(const CompareChart& chart) {
   return o;
 }
 
+// What the later configuration's kubelet reads of the first's checkpoints; null when both
+// run the same version.
+nlohmann::ordered_json CheckpointsJson(const std::optional<CheckpointCompatibility>& c) {
+  if (!c.has_value()) return nullptr;
+  nlohmann::ordered_json j;
+  j["fromVersion"] = c->from_version;
+  j["toVersion"] = c->to_version;
+  j["files"] = nlohmann::ordered_json::array();
+  for (const auto& f : c->files) {
+    nlohmann::ordered_json fj;
+    fj["file"] = kubelet::CheckpointFileName(f.file);
+    fj["written"] = f.written;
+    fj["read"] = kubelet::ReadModeName(f.read.mode);
+    fj["readAs"] = f.read.format_read;
+    fj["upstream"] = f.read.upstream.empty() ? nlohmann::ordered_json(nullptr)
+                                             : nlohmann::ordered_json(f.read.upstream);
+    fj["kubeletError"] = f.read.kubelet_error.empty()
+                             ? nlohmann::ordered_json(nullptr)
+                             : nlohmann::ordered_json(f.read.kubelet_error);
+    fj["podEntriesDropped"] = f.pods_dropped;
+    j["files"].push_back(std::move(fj));
+  }
+  return j;
+}
+
+// "  checkpoints written by kubelet 1.37, read by kubelet 1.36:\n    cpu_manager_state: ..."
+std::string CheckpointsText(const std::optional<CheckpointCompatibility>& c) {
+  if (!c.has_value()) return "";
+  std::string out = fmt::format("  checkpoints written by kubelet {}, read by kubelet {}:\n",
+                                c->from_version, c->to_version);
+  for (const auto& f : c->files) {
+    out += fmt::format("    {}: V{} ", kubelet::CheckpointFileName(f.file), f.written);
+    switch (f.read.mode) {
+      case kubelet::ReadMode::kFull:
+        out += "read fully\n";
+        break;
+      case kubelet::ReadMode::kLegacyPart:
+        out += fmt::format("read as its inline V{} part ({})", f.read.format_read,
+                           f.read.upstream);
+        out += f.pods_dropped.empty()
+                   ? "; no pod-level entry is lost\n"
+                   : fmt::format("; pod-level entries lost: {}\n",
+                                 fmt::join(f.pods_dropped, ", "));
+        break;
+      case kubelet::ReadMode::kRefused:
+        out += fmt::format("refused: \"{}\": the kubelet does not start\n",
+                           f.read.kubelet_error);
+        break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::ordered_json CompareJson(const CompareResult& result,
@@ -348,7 +402,9 @@ nlohmann::ordered_json CompareJson(const CompareResult& result,
     j["differences"].push_back({{"from", result.configs[0].config},
                                 {"to", result.configs[i].config},
                                 {"changes", compare::Differences(result.configs[0],
-                                                                 result.configs[i])}});
+                                                                 result.configs[i])},
+                                {"checkpoints",
+                                 CheckpointsJson(result.configs[i].checkpoints_from_first)}});
   }
   if (capacity != nullptr) {
     j["capacity"] = nlohmann::ordered_json::array();
@@ -379,6 +435,7 @@ std::string RenderCompareTable(const CompareResult& result,
     auto changes = compare::Differences(result.configs[0], result.configs[i]);
     if (changes.empty()) out += "  no difference: every pod gets the same verdict and every count is equal\n";
     for (const auto& c : changes) out += "  - " + c + "\n";
+    out += CheckpointsText(result.configs[i].checkpoints_from_first);
   }
   if (nodes > 1) {
     size_t differing = 0;

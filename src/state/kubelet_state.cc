@@ -57,6 +57,12 @@ struct Managers {
   CpuSet all_cpus;   // the node's CPUs
   CpuSet reserved;   // static policy's reserved set
   bool strict = false;
+  // How the configuration's kubelet version reads the files (its load chains).
+  const kubelet::KubeletVersion* version = nullptr;  // null: podtopo's own reader (newest)
+  checkpoint::CpuLoadOptions cpu_load;
+  checkpoint::MemoryLoadOptions memory_load;
+  // podUID -> "namespace/name" from podtopo's record, when the directory has one.
+  std::map<std::string, std::string> pod_names;
 };
 
 absl::StatusOr<std::unique_ptr<Managers>> BuildManagers(const Environment& env) {
@@ -65,6 +71,9 @@ absl::StatusOr<std::unique_ptr<Managers>> BuildManagers(const Environment& env) 
   m->plrm = config.FeatureEnabled("PodLevelResourceManagers");
   m->cpu_policy = config.cpu_manager_policy;
   m->memory_policy = config.memory_manager_policy;
+  m->version = config.Version();
+  m->cpu_load = CpuLoadOptionsFor(config);
+  m->memory_load = MemoryLoadOptionsFor(config);
   m->all_cpus = env.topology.cpus.AllCpus();
   ResourceList capacity = NodeCapacity(env.topology);
   std::vector<config::Finding> findings = config.Validate(&capacity);
@@ -170,6 +179,12 @@ Finding Fatal(const std::string& file, std::string problem) {
   return f;
 }
 
+Finding Warning(const std::string& file, std::string problem) {
+  Finding f = Fatal(file, std::move(problem));
+  f.severity = Severity::kWarning;
+  return f;
+}
+
 // The finding for a checkpoint file that could not be read: missing (the kubelet starts with
 // a fresh one) or unreadable (it refuses to start; `kubelet_error` is its own message).
 // Marks `status` as existing unless the file is missing.
@@ -221,10 +236,7 @@ void AddStalePods(const char* file, const char* what, const std::set<std::string
 void AddPodLevelRollback(const char* file, const std::set<std::string>& pods,
                          std::vector<Finding>& out) {
   if (pods.empty()) return;
-  Finding f;
-  f.severity = Severity::kWarning;
-  f.file = file;
-  f.problem = "pod-entries-ignored";
+  Finding f = Warning(file, "pod-entries-ignored");
   f.message = fmt::format(
       "pod-level entries of pod(s) {} were written with PodLevelResourceManagers on, and the "
       "gate is off now (a rollback)",
@@ -239,6 +251,71 @@ void AddPodLevelRollback(const char* file, const std::set<std::string>& pods,
       "(docs/state.md, \"Rolling back\")";
   f.repairable = true;
   out.push_back(std::move(f));
+}
+
+// How the configured kubelet version reads a file of `format` (kubelet/version.h); podtopo's
+// own reader (no version) reads every known format fully.
+kubelet::CheckpointRead HowRead(const Managers& m, kubelet::CheckpointFile file, int format) {
+  if (m.version == nullptr) return {kubelet::ReadMode::kFull, format, "", ""};
+  return kubelet::ReadCheckpointFormat(*m.version, file, m.plrm, format);
+}
+
+std::string FormatLabel(int format) { return fmt::format("V{}", format); }
+
+std::string PodLabel(const Managers& m, const std::string& uid) {
+  auto it = m.pod_names.find(uid);
+  return it == m.pod_names.end() ? uid : fmt::format("{} ({})", it->second, uid);
+}
+
+// A kubelet version that reads a newer checkpoint format than its own: refused (fatal), or
+// read through the inline legacy part, which drops the pod-level entries of `dropped` (a
+// downgrade: 1.37 -> 1.36, k/k #139102 / #139626). Fills file.read_as and
+// file.pod_entries_dropped. Returns false when the version does not read the file at all.
+bool AddVersionRead(const char* file_name, const Managers& m, kubelet::CheckpointFile file,
+                    const std::map<std::string, std::string>& dropped,
+                    const std::string& kubelet_msg, FileStatus& status,
+                    std::vector<Finding>& out) {
+  const kubelet::CheckpointRead read = HowRead(m, file, status.version);
+  status.read_as = read.format_read;
+  const std::string who =
+      m.version == nullptr ? "podtopo" : fmt::format("kubelet {}", m.version->name);
+  const int newest = m.version == nullptr
+                         ? status.version
+                         : kubelet::NewestReadCheckpointFormat(*m.version, file, m.plrm);
+  if (read.mode == kubelet::ReadMode::kRefused) {
+    Finding f = Fatal(file_name, "format-not-read");
+    f.message = fmt::format(
+        "a {} checkpoint; {} (PodLevelResourceManagers {}) reads {} and older only, and the "
+        "file does not verify as one of them",
+        FormatLabel(status.version), who, m.plrm ? "on" : "off", FormatLabel(newest));
+    f.kubelet_message = kubelet_msg;
+    f.effect = "the kubelet refuses to start";
+    f.advice =
+        "start the kubelet version (and gate) that wrote the file, or drain the node and delete "
+        "the file (docs/state.md, \"Upgrades and rollbacks\")";
+    out.push_back(std::move(f));
+    return false;
+  }
+  if (read.mode != kubelet::ReadMode::kLegacyPart || dropped.empty()) return true;
+  Finding f = Warning(file_name, "pod-entries-dropped");
+  f.message = fmt::format(
+      "{} reads this {} checkpoint through its inline {} part ({}): the pod-level entries of "
+      "{} pod(s) are not in that part and are lost",
+      who, FormatLabel(status.version), FormatLabel(read.format_read), read.upstream,
+      dropped.size());
+  for (const auto& [uid, held] : dropped) {
+    status.pod_entries_dropped.push_back(uid);
+    f.details.push_back(fmt::format("pod {}: pod-level {} dropped", PodLabel(m, uid), held));
+  }
+  f.effect =
+      "the kubelet starts without the pods' pod-level entries: their containers keep their own "
+      "entries, and when it admits the pods again it allocates their pod-level resources anew "
+      "(`podtopo state restart` predicts what that does)";
+  f.advice =
+      "before downgrading, drain the pods with pod-level resources (or accept that they are "
+      "re-admitted); `podtopo state restart --kubelet-version V` shows each pod's outcome";
+  out.push_back(std::move(f));
+  return true;
 }
 
 std::set<std::string> CpuPods(const cpumanager::CpuState& st) {
@@ -374,7 +451,7 @@ CpuAnalysis AnalyzeCpu(const std::string& path, const absl::StatusOr<std::string
   CpuAnalysis a;
   a.file.name = kCpuFile;
   a.file.path = path;
-  checkpoint::CpuLoadOptions lo{m.cpu_policy, m.plrm};
+  const checkpoint::CpuLoadOptions& lo = m.cpu_load;
   if (!bytes.ok()) {
     absl::Status kubelet_error =
         absl::IsNotFound(bytes.status())
@@ -429,7 +506,18 @@ CpuAnalysis AnalyzeCpu(const std::string& path, const absl::StatusOr<std::string
     a.findings.push_back(std::move(f));
     return a;
   }
-  checkpoint::CpuLoadOptions own{inspect.policy_name, m.plrm};
+  // Every entry the file holds (podtopo's own reader, gate on), and what the version reads.
+  std::map<std::string, std::string> pod_sets;
+  if (auto all = checkpoint::RestoreCpuCheckpoint(*bytes, path, {inspect.policy_name, true});
+      all.ok()) {
+    for (const auto& [uid, cpus] : all->pod_entries) pod_sets[uid] = "CPU set " + cpus;
+  }
+  if (!AddVersionRead(kCpuFile, m, kubelet::CheckpointFile::kCpu, pod_sets, kubelet_msg, a.file,
+                      a.findings)) {
+    return a;
+  }
+  checkpoint::CpuLoadOptions own = lo;
+  own.configured_policy = inspect.policy_name;
   absl::StatusOr<checkpoint::CpuCheckpoint> decoded =
       checkpoint::RestoreCpuCheckpoint(*bytes, path, own);
   if (!decoded.ok()) {
@@ -471,12 +559,9 @@ CpuAnalysis AnalyzeCpu(const std::string& path, const absl::StatusOr<std::string
     auto st = CpuStateFromCheckpoint(*decoded, path);
     if (st.ok()) ValidateStaticCpu(*st, m, running, a.findings);
   }
-  if (!m.plrm) {
+  if (!m.plrm && a.file.pod_entries_dropped.empty()) {
     std::set<std::string> pods;
-    if (auto with = checkpoint::RestoreCpuCheckpoint(*bytes, path, {inspect.policy_name, true});
-        with.ok()) {
-      for (const auto& [uid, _] : with->pod_entries) pods.insert(uid);
-    }
+    for (const auto& [uid, _] : pod_sets) pods.insert(uid);
     AddPodLevelRollback(kCpuFile, pods, a.findings);
   }
   return a;
@@ -720,7 +805,7 @@ MemoryAnalysis AnalyzeMemory(const std::string& path, const absl::StatusOr<std::
   MemoryAnalysis a;
   a.file.name = kMemoryFile;
   a.file.path = path;
-  checkpoint::MemoryLoadOptions lo{m.memory_policy, m.plrm};
+  const checkpoint::MemoryLoadOptions& lo = m.memory_load;
   if (!bytes.ok()) {
     absl::Status kubelet_error =
         absl::IsNotFound(bytes.status())
@@ -751,7 +836,22 @@ MemoryAnalysis AnalyzeMemory(const std::string& path, const absl::StatusOr<std::
     a.findings.push_back(std::move(f));
     return a;
   }
-  checkpoint::MemoryLoadOptions own{inspect.policy_name, m.plrm};
+  std::map<std::string, std::string> pod_blocks;
+  if (auto all = checkpoint::RestoreMemoryCheckpoint(*bytes, path, {inspect.policy_name, true});
+      all.ok()) {
+    for (const auto& [uid, blocks] : all->pod_entries) {
+      uint64_t bytes_held = 0;
+      for (const auto& b : blocks) bytes_held += b.size;
+      pod_blocks[uid] = fmt::format("memory blocks ({} in {} block(s))", Bytes(bytes_held),
+                                    blocks.size());
+    }
+  }
+  if (!AddVersionRead(kMemoryFile, m, kubelet::CheckpointFile::kMemory, pod_blocks, kubelet_msg,
+                      a.file, a.findings)) {
+    return a;
+  }
+  checkpoint::MemoryLoadOptions own = lo;
+  own.configured_policy = inspect.policy_name;
   auto decoded = checkpoint::RestoreMemoryCheckpoint(*bytes, path, own);
   if (!decoded.ok()) {
     Finding f = Fatal(kMemoryFile, "corrupt");
@@ -782,13 +882,9 @@ MemoryAnalysis AnalyzeMemory(const std::string& path, const absl::StatusOr<std::
   if (m.memory.has_value()) {
     ValidateStaticMemory(MemoryStateFromCheckpoint(*decoded), m, running, a.findings, a.drift);
   }
-  if (!m.plrm) {
+  if (!m.plrm && a.file.pod_entries_dropped.empty()) {
     std::set<std::string> pods;
-    if (auto with =
-            checkpoint::RestoreMemoryCheckpoint(*bytes, path, {inspect.policy_name, true});
-        with.ok()) {
-      for (const auto& [uid, _] : with->pod_entries) pods.insert(uid);
-    }
+    for (const auto& [uid, _] : pod_blocks) pods.insert(uid);
     AddPodLevelRollback(kMemoryFile, pods, a.findings);
   }
   return a;
@@ -1203,6 +1299,18 @@ absl::StatusOr<CheckReport> Check(const std::string& kubelet_dir, const Environm
   r.kubelet_dir = kubelet_dir;
   r.node_cpus = m.all_cpus;
   r.reserved_cpus = m.reserved;
+  r.record_file.name = kPodRecordFile;
+  r.record_file.path = JoinPath(kubelet_dir, kPodRecordFile);
+  absl::StatusOr<std::string> record = ReadFile(r.record_file.path);
+  r.record_file.exists = !absl::IsNotFound(record.status());
+  r.record_file.read_ok = record.ok();
+  if (record.ok()) {
+    // Names for the findings only: a record that does not parse is the repair's concern.
+    if (auto entries = ParsePodRecord(*record, r.record_file.path); entries.ok()) {
+      for (const auto& e : *entries) m.pod_names[e.pod.uid] = e.pod.Key();
+    }
+    r.record_file.bytes = std::move(*record);
+  }
   const std::string cpu_path = JoinPath(kubelet_dir, kCpuFile);
   const std::string mem_path = JoinPath(kubelet_dir, kMemoryFile);
   CpuAnalysis cpu = AnalyzeCpu(cpu_path, ReadFile(cpu_path), m, running);
@@ -1215,12 +1323,6 @@ absl::StatusOr<CheckReport> Check(const std::string& kubelet_dir, const Environm
   r.memory_drift = std::move(mem.drift);
   for (auto& f : cpu.findings) r.findings.push_back(std::move(f));
   for (auto& f : mem.findings) r.findings.push_back(std::move(f));
-  r.record_file.name = kPodRecordFile;
-  r.record_file.path = JoinPath(kubelet_dir, kPodRecordFile);
-  absl::StatusOr<std::string> record = ReadFile(r.record_file.path);
-  r.record_file.exists = !absl::IsNotFound(record.status());
-  r.record_file.read_ok = record.ok();
-  if (record.ok()) r.record_file.bytes = std::move(*record);
   AddRestartRisks(env.config, r);
   return r;
 }

@@ -2,9 +2,13 @@
 // cpu_manager_state and memory_manager_state): check them as the kubelet does at start,
 // show them, and plan and apply a repair (`podtopo state check|show|repair`).
 //
-// Check runs, for each file, what a v1.37 kubelet runs when it starts:
-//   1. the load chain (CPU V4 -> V3 -> V2; memory V3 -> V2 -> V1), with the checksum algorithm
-//      of the format that loads (checkpoint/Inspect*Checkpoint);
+// Check runs, for each file, what the configuration's kubelet version (default: the newest
+// released) runs when it starts:
+//   1. the load chain (1.37: CPU V4 -> V3 -> V2; memory V3 -> V2 -> V1), with the checksum
+//      algorithm of the format on disk (checkpoint/Inspect*Checkpoint), and how that version
+//      reads the format (kubelet::ReadCheckpointFormat): fully, through the inline legacy part
+//      of a newer format (a downgrade to 1.36: the pod-level entries are dropped, finding
+//      `pod-entries-dropped`, k/k #139102 / #139626), or not at all (`format-not-read`);
 //   2. restoreState: the configured policy against the file's policyName, cpusets parse;
 //   3. the policy's Start / validateState (cpumanager::StaticPolicy::Start and
 //      memorymanager::StaticPolicy::Start): reserved CPUs in the default set, assignments
@@ -90,6 +94,12 @@ struct FileStatus {
   int version = 0;          // format that loads (CPU 1 = V1, unreadable by 1.37)
   std::string policy_name;  // the file's policyName
   std::string checksum;     // how the checksum verified (ChecksumReport::algorithm)
+  // The format the configured kubelet version reads it as (kubelet::ReadCheckpointFormat):
+  // `version` when it reads it fully, lower through the inline legacy part (a downgrade),
+  // 0 when it does not read it.
+  int read_as = 0;
+  // Pods whose pod-level entries that read drops (UIDs, sorted).
+  std::vector<std::string> pod_entries_dropped;
 };
 
 // The capacity of one NUMA node's memory type as the checkpoint's machine state records it and

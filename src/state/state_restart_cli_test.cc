@@ -5,7 +5,6 @@
 // 1 bad input.
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <string>
@@ -16,6 +15,7 @@
 #include "config/kubelet_config.h"
 #include "state/kubelet_state.h"
 #include "testing/sysfs_fixture.h"
+#include "state/node140989_testing.h"
 #include "testing/testing.h"
 #include "topology/node_source.h"
 
@@ -29,8 +29,6 @@ using Result = testing::CommandResult;
 Result Podtopo(const std::string& args) {
   return testing::RunCommand(std::string(PODTOPO_BINARY) + " " + args);
 }
-
-void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 std::map<std::string, std::string> Snapshot(const std::string& dir) {
   std::map<std::string, std::string> out;
@@ -48,41 +46,16 @@ struct Node140989 {
   std::string flags;  // --node, --config
 };
 
-Node140989 MakeNode(int cpus, const std::string& name) {
+// Admitted by `version` ("" = the default), so the checkpoints are in the formats it writes.
+Node140989 MakeNode(int cpus, const std::string& name, const std::string& version = "") {
   Node140989 n;
   n.dir = testing::MakeTempDir("state-restart-" + name);
-  nlohmann::json node;
-  for (int i = 0; i < cpus; ++i) {
-    node["cpus"].push_back({{"id", i}, {"core", i}, {"socket", 0}, {"numa", 0}, {"uncore", 0}});
-  }
-  node["numaNodes"] = {{{"id", 0}, {"memory", 8LL << 30}, {"hugepages", nlohmann::json::object()},
-                        {"distances", {10}}}};
-  Write(n.dir + "/node.json", node.dump());
-  Write(n.dir + "/kubelet.yaml", R"(apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-featureGates: {PodLevelResourceManagers: true}
-cpuManagerPolicy: static
-memoryManagerPolicy: Static
-topologyManagerPolicy: best-effort
-topologyManagerScope: pod
-systemReserved: {cpu: "1", memory: 1Gi}
-evictionHard: {memory.available: 100Mi}
-reservedMemory: [{numaNode: 0, limits: {memory: 1124Mi}}]
-)");
-  Write(n.dir + "/pod.yaml", R"(apiVersion: v1
-kind: Pod
-metadata: {name: p, namespace: default}
-spec:
-  resources:
-    requests: {cpu: "2", memory: 1Gi}
-    limits: {cpu: "2", memory: 1Gi}
-  containers:
-  - name: app
-    image: busybox
-)");
+  testing::WriteNode140989(n.dir, cpus);
   n.state = n.dir + "/state";
-  n.flags = " --node " + n.dir + "/node.json --config " + n.dir + "/kubelet.yaml";
-  Result admitted = Podtopo("admit --state-dir " + n.state + n.flags + " " + n.dir + "/pod.yaml");
+  n.flags = " --node " + n.dir + "/node.json --config " + n.dir + "/on.yaml";
+  Result admitted = Podtopo("admit --state-dir " + n.state + n.flags +
+                            (version.empty() ? "" : " --kubelet-version " + version) + " " +
+                            n.dir + "/pod.yaml");
   EXPECT_EQ(admitted.exit_code, 0) << admitted.out << admitted.err;
   return n;
 }
@@ -98,11 +71,13 @@ nlohmann::json Restart(const Node140989& n, const std::string& version, int want
 }
 
 // The 6-CPU example of k/k #140989, exactly: 1-2 -> 3-4, default 0,3-5 -> 0,5, 1-2 leaked.
+// Each version restarts with the files it wrote itself (a downgrade is StateVersionCli's).
 TEST(StateRestartCli, Issue140989_SixCpusMovedAndLeakedWithout141041) {
   Node140989 n = MakeNode(6, "six");
+  const Node140989 n136 = MakeNode(6, "six-136", "1.36");
   const auto before = Snapshot(n.state);
   for (const char* version : {"1.36", "1.37.0", "1.37"}) {
-    nlohmann::json j = Restart(n, version, 3);
+    nlohmann::json j = Restart(std::string(version) == "1.36" ? n136 : n, version, 3);
     EXPECT_EQ(j["kubeletVersion"], version);
     EXPECT_EQ(j["starts"], true);
     ASSERT_EQ(j["pods"].size(), 1u);
