@@ -1229,7 +1229,7 @@ namespace {
 
 // The pods a restart of the configured version allocates again, from the checkpoints alone:
 // report.restart_at_risk, and one warning per pod (a detail per upstream issue).
-void AddRestartRisks(const config::KubeletConfig& config, CheckReport& r) {
+void AddRestartRisks(const config::KubeletConfig& config, const Managers& m, CheckReport& r) {
   if (!config.FeatureEnabled("PodLevelResourceManagers")) return;  // pod entries are ignored
   const kubelet::Behavior b = config.VersionBehavior();
   // pod uid -> (file, versioned behaviour) in file order.
@@ -1260,7 +1260,7 @@ void AddRestartRisks(const config::KubeletConfig& config, CheckReport& r) {
     f.problem = "restart-reallocates-pod";
     f.message = fmt::format(
         "a restart of kubelet {} allocates pod {} again: the running pod is moved or rejected",
-        config.kubelet_version, uid);
+        config.kubelet_version, PodLabel(m, uid));
     std::vector<std::string> fixed_in;
     for (const auto& [file, vb] : risks) {
       std::string issue(vb->issue);
@@ -1272,9 +1272,9 @@ void AddRestartRisks(const config::KubeletConfig& config, CheckReport& r) {
     }
     f.effect = "the kubelet starts; at its next start it admits the pod again as a new pod";
     f.advice = fmt::format(
-        "before restarting the kubelet, `podtopo state restart --kubelet-dir {} --pods ...` "
-        "shows where the pod goes; kubelet {} keeps it",
-        r.kubelet_dir, fmt::join(std::set<std::string>(fixed_in.begin(), fixed_in.end()), ", "));
+        "before restarting the kubelet, `podtopo state restart --kubelet-dir {}{}` shows where "
+        "the pod goes; kubelet {} keeps it",
+        r.kubelet_dir, r.record_file.exists ? "" : " --pods POD-FILE...", fmt::join(std::set<std::string>(fixed_in.begin(), fixed_in.end()), ", "));
     r.findings.push_back(std::move(f));
   }
   std::sort(r.restart_at_risk.begin(), r.restart_at_risk.end());
@@ -1323,7 +1323,7 @@ absl::StatusOr<CheckReport> Check(const std::string& kubelet_dir, const Environm
   r.memory_drift = std::move(mem.drift);
   for (auto& f : cpu.findings) r.findings.push_back(std::move(f));
   for (auto& f : mem.findings) r.findings.push_back(std::move(f));
-  AddRestartRisks(env.config, r);
+  AddRestartRisks(env.config, m, r);
   return r;
 }
 
@@ -1393,8 +1393,8 @@ absl::StatusOr<RepairPlan> PlanRepair(const CheckReport& report, const Environme
   if (auto cpu = PlanCpu(report, m, running, plan)) {
     // Nothing the kubelet wrote is dropped: unmodelled members and baselines stay.
     if (report.cpu.has_value()) checkpoint::KeepUnmodelled(*report.cpu, *cpu);
-    auto bytes = checkpoint::MarshalCpuCheckpoint(
-        *cpu, checkpoint::CpuWriteOptions{checkpoint::CpuFormat::kV4, m.plrm});
+    // In the format the configured version writes (1.36: V3 / V2; later: V4).
+    auto bytes = checkpoint::MarshalCpuCheckpoint(*cpu, CpuWriteOptionsFor(env.config));
     if (!bytes.ok()) {
       plan.unresolved.push_back(
           fmt::format("{}: {}", report.cpu_file.path, bytes.status().message()));
@@ -1420,8 +1420,7 @@ absl::StatusOr<RepairPlan> PlanRepair(const CheckReport& report, const Environme
   }
   if (auto mem = PlanMemory(report, m, running, plan)) {
     if (report.memory.has_value()) checkpoint::KeepUnmodelled(*report.memory, *mem);
-    auto bytes = checkpoint::MarshalMemoryCheckpoint(
-        *mem, checkpoint::MemoryWriteOptions{checkpoint::MemoryFormat::kV3, m.plrm});
+    auto bytes = checkpoint::MarshalMemoryCheckpoint(*mem, MemoryWriteOptionsFor(env.config));
     if (!bytes.ok()) {
       plan.unresolved.push_back(
           fmt::format("{}: {}", report.memory_file.path, bytes.status().message()));

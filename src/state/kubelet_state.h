@@ -27,7 +27,8 @@
 // entries. Every planned file is checked again before it may be written; what cannot be fixed
 // is listed as unresolved. ApplyRepair first keeps a byte-identical backup of each original
 // (`<file>.podtopo-backup-<UTC timestamp>`, never overwriting one), then writes the new
-// checkpoint atomically in the v1.37 format (CPU V4, memory V3).
+// checkpoint atomically in the formats the configured kubelet version writes (1.36: CPU V3 / V2 and
+// memory V2 / V1 with PodLevelResourceManagers on / off; 1.37 and later: CPU V4, memory V3).
 //
 // A podtopo state dir (`podtopo admit --state-dir`) also holds podtopo's record of admitted
 // pods (admission/pod_record.h, `podtopo_pods.json`). The checkpoints are the truth about

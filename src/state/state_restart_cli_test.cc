@@ -5,6 +5,7 @@
 // 1 bad input.
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <string>
@@ -162,7 +163,7 @@ TEST(StateRestartCli, Issue140989_RestartAtRiskFromTheCheckpoints) {
   Node140989 n = MakeNode(6, "risk");
   auto topo = LoadNode(n.dir + "/node.json");
   ASSERT_TRUE(topo.ok()) << topo.status();
-  auto parsed = config::LoadKubeletConfig(n.dir + "/kubelet.yaml");
+  auto parsed = config::LoadKubeletConfig(n.dir + "/on.yaml");
   ASSERT_TRUE(parsed.ok());
   for (const char* version : {"1.37.0", "1.38"}) {
     config::KubeletConfig cfg = parsed->config;
@@ -191,6 +192,8 @@ TEST(StateRestartCli, Issue140989_RestartAtRiskFromTheCheckpoints) {
 }
 
 // ---- after a reboot: the memory the machine has now (k/k #131253) ----------------------
+
+void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 // Adds `delta_kib` to node<N>/meminfo's MemTotal of an extracted sysfs snapshot: what a reboot
 // does to the kernel's figure (KASLR moves the kernel image; boot-time memory freed varies).
