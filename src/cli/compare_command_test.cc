@@ -9,6 +9,7 @@
 
 #include "cli/cli_testing.h"
 #include "cpuset/cpuset.h"
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
