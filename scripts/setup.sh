@@ -44,6 +44,9 @@ test_packages=(
   # clang for the sanitizer build and libFuzzer (fuzz/; libclang-rt has the fuzzer runtime);
   # lld (ld.lld) links the tests' programs
   clang-14 libclang-rt-14-dev lld
+  # llvm-symbolizer names the frames of the sanitizers' reports: scripts/tsan.sh matches its
+  # suppressions by function name and skips without it (a fresh Debian 12 has no llvm-14)
+  llvm-14
   # tests and benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev librapidcheck-dev
   bzip2 tar

@@ -33,7 +33,7 @@
 //   state.GetCpuSet(pod.uid, pod.containers[0].name);     // its exclusive CPUs
 //
 // Errors: SMTAlignmentError and EmptyPodSharedPoolError come back as TypedAdmissionError
-// (admission/admission_error.h) with the kubelet's reason; any other error (e.g. "not enough
+// (kubelet/admission_error.h) with the kubelet's reason; any other error (e.g. "not enough
 // cpus available to satisfy request: ...") is a plain Status that admission turns into
 // UnexpectedAdmissionError.
 //
