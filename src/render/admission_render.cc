@@ -141,6 +141,22 @@ std::string RenderAdmissionTable(const std::vector<PodAllocation>& pods, const N
     if (!p.admitted && !p.message.empty()) {
       notes.push_back(fmt::format("{}/{}: {}", p.namespace_name, p.name, p.message));
     }
+    // The pod's shared memory pool is listed on every container that shares it: summing the
+    // MEMORY column would count it once per container (issue 22 item 12.13).
+    std::vector<std::string> sharing;
+    std::string shared_memory;
+    for (const auto& c : p.containers) {
+      if (c.assignment != "pod_shared" || c.memory.empty()) continue;
+      sharing.push_back(c.name);
+      shared_memory = FormatMemory(c.memory);
+    }
+    if (p.admitted && sharing.size() > 1) {
+      notes.push_back(fmt::format(
+          "{}/{}: MEMORY lists the pod's shared pool ({}) on each of {}; the pod's row ({}) "
+          "counts it once",
+          p.namespace_name, p.name, shared_memory, fmt::join(sharing, ", "),
+          FormatMemory(p.memory)));
+    }
   }
   size_t width[kCols] = {};
   for (const auto& r : rows) {

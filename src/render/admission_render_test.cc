@@ -90,6 +90,23 @@ TEST(AdmissionRenderTest, TableSaysWhenTheHintIsNotPreferred) {
   EXPECT_EQ(FormatHint(Sample().topology_hint), "NUMA 0 (preferred)");
 }
 
+// Issue 22 item 12.13: the pod's shared memory appears on each sidecar that shares it; the table
+// says so, and that the pod's row counts it once. One container alone gets no note.
+TEST(AdmissionRenderTest, SharedPodMemoryOnSeveralContainersIsExplained) {
+  PodAllocation p = Sample();
+  p.memory = {{"memory", uint64_t{4} << 30, {0}}};
+  p.containers[0].memory = {{"memory", uint64_t{2} << 30, {0}}};
+  ContainerAllocation metrics = p.containers[0];
+  metrics.name = "metrics";
+  p.containers.insert(p.containers.begin(), metrics);
+  std::string t = RenderAdmissionTable({p}, {});
+  EXPECT_NE(t.find("default/demo: MEMORY lists the pod's shared pool (2Gi@0) on each of "
+                   "metrics, logger; the pod's row (4Gi@0) counts it once"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(RenderAdmissionTable({Sample()}, {}).find("shared pool"), std::string::npos);
+}
+
 TEST(AdmissionRenderTest, WideAddsContainerHints) {
   PodAllocation p = Sample();
   p.containers[1].topology_hint =
