@@ -1389,6 +1389,13 @@ absl::Status ParseObject(const ManifestNode& node, const Fields& object, const s
   const std::string_view expected_version =
       kind == "Pod" ? std::string_view("v1") : workload != nullptr ? workload->api_version : "";
   if (expected_version.empty()) {
+    if (options.strict && options.unsupported_objects != nullptr) {
+      ObjectContext named = at;
+      named.object = ObjectName(kind, object);
+      options.unsupported_objects->push_back(
+          Where(named) + (item.has_value() ? " (" + Index("items", *item) + ")" : ""));
+      return absl::OkStatus();
+    }
     if (options.strict) {
       problems.Add(Join(base, "kind"),
                    fmt::format("kind \"{}\" is not supported: podtopo reads {} objects "
@@ -1511,6 +1518,7 @@ absl::Status ParseDocument(const ManifestDocument& doc, const std::string& sourc
       absl::Status status;
       std::map<std::string, int> skipped, not_expanded;
       std::vector<UnknownField> unknown_fields;
+      std::vector<std::string> unsupported;
     };
     std::vector<Part> parts(threads);
     auto read_part = [&](size_t t) {
@@ -1518,6 +1526,9 @@ absl::Status ParseDocument(const ManifestDocument& doc, const std::string& sourc
       if (local.skipped_kinds != nullptr) local.skipped_kinds = &parts[t].skipped;
       if (local.not_expanded != nullptr) local.not_expanded = &parts[t].not_expanded;
       if (local.unknown_fields != nullptr) local.unknown_fields = &parts[t].unknown_fields;
+      if (local.unsupported_objects != nullptr) {
+        local.unsupported_objects = &parts[t].unsupported;
+      }
       parts[t].status =
           read_items(count * t / threads, count * (t + 1) / threads, local, parts[t].pods);
     };
@@ -1539,6 +1550,10 @@ absl::Status ParseDocument(const ManifestDocument& doc, const std::string& sourc
         options.unknown_fields->insert(options.unknown_fields->end(),
                                        std::make_move_iterator(part.unknown_fields.begin()),
                                        std::make_move_iterator(part.unknown_fields.end()));
+      }
+      if (options.unsupported_objects != nullptr) {
+        options.unsupported_objects->insert(options.unsupported_objects->end(),
+                                            part.unsupported.begin(), part.unsupported.end());
       }
       out.insert(out.end(), std::make_move_iterator(part.pods.begin()),
                  std::make_move_iterator(part.pods.end()));
@@ -1587,13 +1602,26 @@ absl::StatusOr<std::vector<Pod>> PodsFromManifest(const ManifestStream& stream,
                                                   const PodLoadOptions& options) {
   std::vector<ParsedPod> parsed;
   std::map<std::string, int> skipped;
+  std::vector<std::string> unsupported;
   PodLoadOptions local = options;
   if (local.skipped_kinds == nullptr) local.skipped_kinds = &skipped;
+  if (local.strict && local.unsupported_objects == nullptr) {
+    local.unsupported_objects = &unsupported;
+  }
   const Owners owners = StreamOwners(stream);
   for (size_t i = 0; i < stream.documents.size(); ++i) {
     absl::Status status =
         ParseDocument(stream.documents[i], source_name, i + 1, local, owners, parsed);
     if (!status.ok()) return status;
+  }
+  if (!unsupported.empty()) {
+    std::string lines;
+    for (const std::string& u : unsupported) lines += fmt::format("\n  {}: {}", source_name, u);
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: {} object{} of a kind podtopo does not read (--strict: other kinds are errors; "
+        "podtopo reads {} objects):{}",
+        source_name, unsupported.size(), unsupported.size() == 1 ? "" : "s", kSupportedKinds,
+        lines));
   }
   if (parsed.empty()) {
     std::string kinds;

@@ -136,6 +136,10 @@ struct PodLoadOptions {
   // When set (and not strict), each unknown field of the objects read is added here, in
   // input order; when not set they are not looked for.
   std::vector<UnknownField>* unknown_fields = nullptr;
+  // With strict: each object of a kind podtopo does not read is added here, in input order
+  // ("document 2: Service web"), and reading goes on. PodsFromManifest sets it and then fails
+  // naming every such object, not only the first.
+  std::vector<std::string>* unsupported_objects = nullptr;
   // A List of at least this many items has its items read on several threads
   // (std::thread::hardware_concurrency, at most 8); the pods, the counts and the first error
   // are those of one thread.

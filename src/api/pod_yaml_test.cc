@@ -209,7 +209,23 @@ TEST(PodYamlTest, OtherKindsAreSkippedOrErrorsWhenStrict) {
   EXPECT_EQ(skipped, (std::map<std::string, int>{{"ConfigMap", 1}, {"Service", 2}}));
   EXPECT_THAT(ErrorOf("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n",
                       "pod.yaml", {.strict = true}),
-              HasSubstr("document 1: items[0].kind: kind \"Service\" is not supported"));
+              HasSubstr("1 object of a kind podtopo does not read (--strict: other kinds are "
+                        "errors; podtopo reads Pod, Deployment"));
+  EXPECT_THAT(ErrorOf("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n",
+                      "pod.yaml", {.strict = true}),
+              HasSubstr("\n  pod.yaml: document 1: Service (items[0])"));
+  // Issue 22 item 12.5: --strict names every object it refuses, not only the first.
+  const std::string refused =
+      ErrorOf(SmallPod("a") +
+                  "---\napiVersion: v1\nkind: Service\nmetadata: {name: s1}\n---\napiVersion: v1\n"
+                  "kind: ConfigMap\nmetadata: {name: cm}\n---\napiVersion: v1\nkind: List\nitems:\n"
+                  "- {apiVersion: v1, kind: Pod, metadata: {name: b}, spec: {containers: [{name: c, "
+                  "image: i}]}}\n- {apiVersion: v1, kind: Service, metadata: {name: s2}}\n",
+              "pod.yaml", {.strict = true});
+  EXPECT_THAT(refused, HasSubstr("pod.yaml: 3 objects of a kind podtopo does not read"));
+  EXPECT_THAT(refused, HasSubstr("\n  pod.yaml: document 2: Service s1\n"));
+  EXPECT_THAT(refused, HasSubstr("\n  pod.yaml: document 3: ConfigMap cm\n"));
+  EXPECT_THAT(refused, HasSubstr("\n  pod.yaml: document 4: Service s2 (items[1])"));
   EXPECT_THAT(ErrorOf("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n"),
               HasSubstr("no pods (the input is empty, holds only empty documents or lists, "
                         "workloads with no replicas, or only objects podtopo skips: 1 Service)"));

@@ -362,7 +362,9 @@ metadata: {name: metrics}
   EXPECT_EQ(s.out, "");
   EXPECT_THAT(s.err, HasSubstr(helm + ": document 2"));
   EXPECT_THAT(s.err, HasSubstr("shop/templates/service.yaml"));
-  EXPECT_THAT(s.err, HasSubstr("kind \"Service\" is not supported"));
+  EXPECT_THAT(s.err, HasSubstr("objects of a kind podtopo does not read"));
+  EXPECT_THAT(s.err, HasSubstr(": Service "));
+  EXPECT_THAT(s.err, HasSubstr(": ConfigMap "));
 }
 
 TEST(CompareCommand, HookSmokeAndOutputs) {
