@@ -595,9 +595,11 @@ class Linter {
         if (role->exclusive_cpus % per_core != 0) {
           AddPod(Severity::kError, "smt-misaligned", pod, c,
                  ContainerField(pod, *c) + ".resources.requests.cpu",
-                 fmt::format("SMT Alignment Error: requested {} cpus not multiple cpus per core = "
-                             "{} (full-pcpus-only; container {}): the kubelet rejects the pod",
-                             role->exclusive_cpus, per_core, c->name),
+                 fmt::format("{}: SMT Alignment Error: requested {} cpus not multiple cpus per "
+                             "core = {} (full-pcpus-only; container {}): the kubelet rejects "
+                             "the pod",
+                             RejectionReason(pod, kReasonSmtAlignment), role->exclusive_cpus,
+                             per_core, c->name),
                  fmt::format("request a multiple of {} CPUs", per_core));
         }
       }
@@ -618,6 +620,13 @@ class Linter {
     return std::move(*r);
   }
 
+  // The reason the admission gives for rejecting `pod` on an empty node (admit, explain and
+  // compare say the same), or `fallback` when the admission cannot tell.
+  std::string RejectionReason(const Pod& pod, std::string_view fallback) const {
+    const std::optional<PodAllocation> rejection = RejectionOnEmptyNode(pod);
+    return rejection.has_value() ? rejection->reason : std::string(fallback);
+  }
+
   void LintBubble(const Pod& pod, const PodRoles& roles) {
     const int total = roles.bubble_cpus;
     int long_running_exclusive = 0;
@@ -636,9 +645,7 @@ class Linter {
       // The reason is the admission's (admit, explain and compare say the same): under
       // single-numa-node and restricted the Topology Manager's merge rejects the pod first
       // (the CPU Manager offers no placement), under best-effort the CPU Manager's check.
-      const std::optional<PodAllocation> rejection = RejectionOnEmptyNode(pod);
-      const std::string reason = rejection.has_value() ? rejection->reason
-                                                       : std::string(kReasonEmptyPodSharedPool);
+      const std::string reason = RejectionReason(pod, kReasonEmptyPodSharedPool);
       std::string amounts;
       if (!shared.empty()) {
         amounts = fmt::format(
@@ -686,10 +693,10 @@ class Linter {
       const int per_core = node_.cpus.CpusPerCore();
       if (per_core > 0 && total % per_core != 0) {
         AddPod(Severity::kError, "smt-misaligned", pod, nullptr, "spec.resources.requests.cpu",
-               fmt::format("SMT Alignment Error: requested {} cpus not multiple cpus per core = "
-                           "{} (full-pcpus-only checks the pod budget): the kubelet rejects the "
-                           "pod",
-                           total, per_core),
+               fmt::format("{}: SMT Alignment Error: requested {} cpus not multiple cpus per "
+                           "core = {} (full-pcpus-only checks the pod budget): the kubelet "
+                           "rejects the pod",
+                           RejectionReason(pod, kReasonSmtAlignment), total, per_core),
                fmt::format("use a pod cpu budget that is a multiple of {}", per_core));
       }
     }

@@ -605,6 +605,14 @@ TEST(LintChecks, SmtMisalignedBudget) {
   ASSERT_EQ(f.size(), 1u) << Dump(fires);
   EXPECT_NE(f[0].message.find("requested 3 cpus not multiple cpus per core = 2"),
             std::string::npos);
+  // Issue 22 item 8: the reason is the admission's, as admit, explain and compare give it.
+  auto parsed = config::ParseKubeletConfig(pcpus, "kubelet.yaml");
+  auto node = Node::Create(Demo(), parsed.config, {});
+  ASSERT_TRUE(node.ok()) << node.status();
+  auto admitted = (*node)->Admit(PodFrom(PodYaml("3", "2Gi", kNoResources)));
+  ASSERT_TRUE(admitted.ok()) << admitted.status();
+  ASSERT_FALSE(admitted->admitted);
+  EXPECT_EQ(f[0].message.rfind(admitted->reason + ": SMT Alignment Error", 0), 0u) << f[0].message;
   EXPECT_TRUE(
       WithCode(LintText(pcpus, {PodFrom(PodYaml("4", "2Gi", kNoResources))}), "smt-misaligned")
           .empty());
