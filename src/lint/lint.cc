@@ -494,6 +494,7 @@ class Linter {
   // ---- pods ----
 
   void LintPod(const Pod& pod) {
+    const size_t first_finding = report_.findings.size();
     PodRoles roles = ClassifyPod(cfg_, pod);
     const bool pod_level = pod.HasPodLevelResources();
     const bool pod_path = plrm_ && plr_ && pod_level;  // the pod-level resource managers act
@@ -602,6 +603,22 @@ class Linter {
                              per_core, c->name),
                  fmt::format("request a multiple of {} CPUs", per_core));
         }
+      }
+    }
+
+    // Every other rejection (OutOfcpu, OutOfmemory, OutOfhugepages-*, a budget no NUMA
+    // combination holds, ...) when no check above found an error in this pod: what the
+    // admission says on an empty node of this shape, reason and message as admit gives them.
+    const bool has_error =
+        std::any_of(report_.findings.begin() + static_cast<std::ptrdiff_t>(first_finding),
+                    report_.findings.end(),
+                    [](const Finding& f) { return f.severity == Severity::kError; });
+    if (!has_error) {
+      if (std::optional<PodAllocation> rejection = RejectionOnEmptyNode(pod)) {
+        AddPod(Severity::kError, "pod-rejected", pod, nullptr, "spec",
+               fmt::format("{}: {} (on an empty node of this shape)", rejection->reason,
+                           rejection->message),
+               "`podtopo explain` shows each resource's hints and what would admit the pod");
       }
     }
 

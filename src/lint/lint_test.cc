@@ -621,6 +621,27 @@ TEST(LintChecks, SmtMisalignedBudget) {
           .empty());
 }
 
+// Issue 22 item 12.3: a rejection no specific check covers (here hugepages the node does not
+// have) is an error with the admission's reason and message; a pod that fits gets none.
+TEST(LintChecks, AnyOtherRejectionIsTheAdmissions) {
+  const std::string huge =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: huge}\nspec:\n  containers:\n  - name: c\n"
+      "    image: x\n    resources:\n      requests: {cpu: \"2\", memory: 1Gi, hugepages-1Gi: 4Gi}\n"
+      "      limits: {cpu: \"2\", memory: 1Gi, hugepages-1Gi: 4Gi}\n";
+  LintReport r = LintText(kBase, {PodFrom(huge)});
+  auto f = WithCode(r, "pod-rejected");
+  ASSERT_EQ(f.size(), 1u) << Dump(r);
+  EXPECT_EQ(f[0].severity, Severity::kError);
+  EXPECT_EQ(f[0].message.rfind("OutOfhugepages-1Gi: Pod was rejected: Node didn't have enough "
+                               "resource: hugepages-1Gi",
+                               0),
+            0u)
+      << f[0].message;
+  EXPECT_TRUE(WithCode(LintText(kBase, {PodFrom(PodYaml("4", "2Gi", kNoResources))}),
+                       "pod-rejected")
+                  .empty());
+}
+
 TEST(LintChecks, SidecarBurnsExclusiveCores) {
   Pod pod =
       PodFrom(PodYaml("4", "4Gi",
