@@ -103,7 +103,7 @@ void AddAdmitCommands(CLI::App& app, Context& ctx) {
   show->Add(sc, /*with_output=*/false);
   AddOutputOption(sc, show->output);
   sc->callback([show, &ctx] {
-    auto node = show->CreateNode(StateDirUse::kExisting, ctx);
+    auto node = show->CreateNode(StateDirUse::kExisting, ctx, /*read_only=*/true);
     if (node == nullptr) return;
     Print(node->AdmittedPods(), *node, show->output, ctx);
   });

@@ -35,7 +35,7 @@ void AddExplainCommand(CLI::App& app, Context& ctx) {
   cmd->callback([opts, &ctx] {
     // CreateNode loads and validates the node, the configuration and the state dir (it reads,
     // it does not write); explain then runs on read-only copies of it.
-    auto node = opts->flags.CreateNode(StateDirUse::kExisting, ctx);
+    auto node = opts->flags.CreateNode(StateDirUse::kExisting, ctx, /*read_only=*/true);
     if (node == nullptr) return;
     std::vector<Pod> pods;
     if (!LoadAllPods(opts->files, node->config(), opts->flags.strict, &pods, ctx)) return;

@@ -111,7 +111,8 @@ bool PrepareStateDir(const std::string& flag, const std::string& dir, StateDirUs
   return true;
 }
 
-std::unique_ptr<Node> NodeFlags::CreateNode(StateDirUse use, Context& ctx) const {
+std::unique_ptr<Node> NodeFlags::CreateNode(StateDirUse use, Context& ctx,
+                                            bool read_only) const {
   if (!PrepareStateDir("--state-dir", state_dir, use, ctx)) return nullptr;
   auto topology = LoadNode(node);
   if (!topology.ok()) {
@@ -120,7 +121,10 @@ std::unique_ptr<Node> NodeFlags::CreateNode(StateDirUse use, Context& ctx) const
   }
   std::optional<config::KubeletConfig> cfg = LoadConfigFlag(config, &kubelet_version, ctx);
   if (!cfg.has_value()) return nullptr;
-  auto created = Node::Create(std::move(*topology), std::move(*cfg), {state_dir});
+  Node::Options options;
+  options.state_dir = state_dir;
+  options.read_only = read_only;
+  auto created = Node::Create(std::move(*topology), std::move(*cfg), options);
   if (!created.ok()) {
     ctx.Fail(created.status());
     return nullptr;

@@ -50,8 +50,9 @@ struct NodeFlags {
   void Add(CLI::App* cmd, bool with_output = true);
   // Prepares the state dir for `use` (PrepareStateDir), loads the node and the configuration
   // (printing config warnings on ctx.err) and creates the Node; on error reports it through
-  // ctx and returns null.
-  std::unique_ptr<Node> CreateNode(StateDirUse use, Context& ctx) const;
+  // ctx and returns null. `read_only` (show, explain): the state dir is read, never written,
+  // and not locked, so these work beside a `serve` or `nri` that holds the directory.
+  std::unique_ptr<Node> CreateNode(StateDirUse use, Context& ctx, bool read_only = false) const;
 };
 
 // Registers --strict (the pod inputs' "other kinds are errors") on `cmd`.

@@ -121,6 +121,16 @@ TEST(ServeBinaryTest, StateDirAndLiveSocketAreNotTakenOver) {
             std::string::npos)
       << log4;
 
+  // Readers need no lock: show and explain read the daemon's state dir while it runs.
+  auto show = ::podtopo::testing::RunCommand(std::string(PODTOPO_BINARY) + " show --state-dir " +
+                                             state);
+  EXPECT_EQ(show.exit_code, 0) << show.out << show.err;
+  EXPECT_NE(show.out.find("default/pod-scope-mixed  Admitted"), std::string::npos) << show.out;
+  auto explain = ::podtopo::testing::RunCommand(std::string(PODTOPO_BINARY) + " explain " +
+                                                example + " --state-dir " + state);
+  EXPECT_EQ(explain.exit_code, 0) << explain.out << explain.err;
+  EXPECT_NE(explain.out.find("already admitted on this node"), std::string::npos) << explain.out;
+
   EXPECT_TRUE(listed()) << "the first daemon still serves on its socket";
   ASSERT_EQ(kill(first, SIGTERM), 0);
   EXPECT_EQ(WaitExit(first), 0);
