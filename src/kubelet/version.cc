@@ -27,6 +27,19 @@ constexpr std::string_view kUnknown136[] = {"PodLevelResourcesFixDefaulting"};
 // #139456, #141238 and #140766 under "Bug or Regression"; #141077 (release note NONE) merged
 // with them (2026-08).
 
+// 1.36, 1.37.0 and 1.37 decide alike: none of them carries a fix of the Behavior table (their
+// sources: the entries below and docs/differences.md).
+constexpr Behavior kWithoutThe138Fixes = {
+    .cpu_restore_keeps_pod_cpus = false,
+    .memory_restore_keeps_pod_blocks = false,
+    .memory_pod_restore_hints_from_pod_blocks = false,
+    .distribute_min_numas_from_hint = false,
+    .distribute_remainder_whole_groups = false,
+    .distribute_keeps_best_numa_combination = false,
+    .distribute_across_cores_by_core_topology = false,
+    .strict_reservation_keeps_default_set = false,
+};
+
 // The table. Evidence per value: docs/differences.md "Kubelet versions".
 constexpr KubeletVersion kVersions[] = {
     {
@@ -35,17 +48,7 @@ constexpr KubeletVersion kVersions[] = {
         .released = true,
         .gate_changes = kGates136,
         .unknown_gates = kUnknown136,
-        .behavior =
-            {
-                .cpu_restore_keeps_pod_cpus = false,
-                .memory_restore_keeps_pod_blocks = false,
-                .memory_pod_restore_hints_from_pod_blocks = false,
-                .distribute_min_numas_from_hint = false,
-                .distribute_remainder_whole_groups = false,
-                .distribute_keeps_best_numa_combination = false,
-                .distribute_across_cores_by_core_topology = false,
-                .strict_reservation_keeps_default_set = false,
-            },
+        .behavior = kWithoutThe138Fixes,
         // #137751: V3 / V2 with the gate on, the legacy V2 / V1 with it off; its load chain
         // starts at V3 / V2 with the gate on (then V2 -> V1), at V2 / V1 with it off
         // (cpumanager and memorymanager state_checkpoint.go restoreState, 1.36 era).
@@ -64,17 +67,7 @@ constexpr KubeletVersion kVersions[] = {
         .released = true,
         .gate_changes = {},
         .unknown_gates = {},
-        .behavior =
-            {
-                .cpu_restore_keeps_pod_cpus = false,
-                .memory_restore_keeps_pod_blocks = false,
-                .memory_pod_restore_hints_from_pod_blocks = false,
-                .distribute_min_numas_from_hint = false,
-                .distribute_remainder_whole_groups = false,
-                .distribute_keeps_best_numa_combination = false,
-                .distribute_across_cores_by_core_topology = false,
-                .strict_reservation_keeps_default_set = false,
-            },
+        .behavior = kWithoutThe138Fixes,
         .checkpoints = {},
     },
     {
@@ -88,17 +81,7 @@ constexpr KubeletVersion kVersions[] = {
         .released = true,
         .gate_changes = {},
         .unknown_gates = {},
-        .behavior =
-            {
-                .cpu_restore_keeps_pod_cpus = false,
-                .memory_restore_keeps_pod_blocks = false,
-                .memory_pod_restore_hints_from_pod_blocks = false,
-                .distribute_min_numas_from_hint = false,
-                .distribute_remainder_whole_groups = false,
-                .distribute_keeps_best_numa_combination = false,
-                .distribute_across_cores_by_core_topology = false,
-                .strict_reservation_keeps_default_set = false,
-            },
+        .behavior = kWithoutThe138Fixes,
         .checkpoints = {},
     },
     {
