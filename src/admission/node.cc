@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kubelet/admission_error.h"
+#include "kubelet/version.h"
 #include "admission/pod_record.h"
 #include "admission/pod_requests.h"
 #include "admission/state_files.h"
@@ -561,15 +562,19 @@ absl::Status Node::Impl::PredictRestart(const std::vector<PodRecordEntry>& pods)
     const bool pod_level = pod_level_managers && pod_level_resources && pod.HasPodLevelResources();
     if (pod_level && cpu != nullptr && cpu_state.GetPodCpuSet(pod.uid).has_value() &&
         !behavior.cpu_restore_keeps_pod_cpus) {
-      out.upstream.push_back("k/k#140989");
+      out.upstream.push_back(kubelet::IssueTag(&kubelet::Behavior::cpu_restore_keeps_pod_cpus));
     }
     if (pod_level && memory.has_value() && memory_state.GetPodMemoryBlocks(pod.uid) != nullptr) {
-      if (!behavior.memory_restore_keeps_pod_blocks) out.upstream.push_back("k/k#140906");
+      if (!behavior.memory_restore_keeps_pod_blocks) {
+        out.upstream.push_back(
+            kubelet::IssueTag(&kubelet::Behavior::memory_restore_keeps_pod_blocks));
+      }
       if (!behavior.memory_pod_restore_hints_from_pod_blocks &&
           config.topology_manager_scope == "pod") {
         auto it = memory_state.assignments.find(pod.uid);
         if (it != memory_state.assignments.end() && it->second.size() > 1) {
-          out.upstream.push_back("k/k#141069");
+          out.upstream.push_back(
+              kubelet::IssueTag(&kubelet::Behavior::memory_pod_restore_hints_from_pod_blocks));
         }
       }
     }

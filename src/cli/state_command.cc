@@ -503,16 +503,6 @@ std::string Or(const std::string& s) { return s.empty() ? "(empty)" : s; }
 
 constexpr int kExitRestartHurts = 3;
 
-// "k/k#140989" -> the versioned behaviour whose issue it is.
-const kubelet::VersionedBehavior* BehaviorOfIssue(const std::string& upstream) {
-  for (const kubelet::VersionedBehavior& b : kubelet::VersionedBehaviors()) {
-    std::string id(b.issue);
-    id.erase(std::remove(id.begin(), id.end(), ' '), id.end());
-    if (id == upstream) return &b;
-  }
-  return nullptr;
-}
-
 std::string NumaList(const std::vector<int>& numa) {
   return numa.empty() ? "-" : fmt::format("{}", fmt::join(numa, ","));
 }
@@ -688,7 +678,7 @@ void RunRestart(const StateOpts& o, Context& ctx) {
     for (const auto& n : notes) table << "\n" << n << "\n";
     for (const auto& n : read_notes) table << "\n" << n << "\n";
     for (const std::string& id : upstream_seen) {
-      if (const kubelet::VersionedBehavior* b = BehaviorOfIssue(id)) {
+      if (const kubelet::VersionedBehavior* b = kubelet::FindVersionedBehaviorByTag(id)) {
         table << fmt::format("\n{}: {}\n  {}\n", id, b->summary,
                              kubelet::DescribeVersioned(b->field));
       }

@@ -1,5 +1,6 @@
 #include "kubelet/version.h"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -236,6 +237,21 @@ std::span<const VersionedBehavior> VersionedBehaviors() { return kBehaviors; }
 const VersionedBehavior* FindVersionedBehavior(bool Behavior::*field) {
   for (const VersionedBehavior& b : kBehaviors) {
     if (b.field == field) return &b;
+  }
+  return nullptr;
+}
+
+std::string IssueTag(const VersionedBehavior& behavior) {
+  std::string tag(behavior.issue);
+  tag.erase(std::remove(tag.begin(), tag.end(), ' '), tag.end());
+  return tag;
+}
+
+std::string IssueTag(bool Behavior::*field) { return IssueTag(*FindVersionedBehavior(field)); }
+
+const VersionedBehavior* FindVersionedBehaviorByTag(std::string_view tag) {
+  for (const VersionedBehavior& b : kBehaviors) {
+    if (IssueTag(b) == tag) return &b;
   }
   return nullptr;
 }

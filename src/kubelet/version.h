@@ -187,6 +187,12 @@ struct VersionedBehavior {
 };
 std::span<const VersionedBehavior> VersionedBehaviors();
 const VersionedBehavior* FindVersionedBehavior(bool Behavior::*field);
+// The upstream issue of a versioned behaviour as one token, for JSON, table columns and
+// metric labels: "k/k#140989" for "k/k #140989".
+std::string IssueTag(const VersionedBehavior& behavior);
+std::string IssueTag(bool Behavior::*field);
+// The versioned behaviour whose IssueTag is `tag`; nullptr for any other tag.
+const VersionedBehavior* FindVersionedBehaviorByTag(std::string_view tag);
 
 // The versions whose Behavior has `field` true, in table order ("1.37, 1.38"), or "none of
 // the known versions".

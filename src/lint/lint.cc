@@ -590,17 +590,18 @@ class Linter {
     // full-pcpus-only on the container path.
     if (cpu_static_ && full_pcpus_only_ && !bubble_path) {
       const int per_core = node_.cpus.CpusPerCore();
+      std::string reason;  // the admission's, asked once for the pod
       for (const Container* c : pod.InitAndAppContainers()) {
         const ContainerRole* role = role_of[c->name];
         if (role == nullptr || role->exclusive_cpus == 0 || per_core <= 0) continue;
         if (role->exclusive_cpus % per_core != 0) {
+          if (reason.empty()) reason = RejectionReason(pod, kReasonSmtAlignment);
           AddPod(Severity::kError, "smt-misaligned", pod, c,
                  ContainerField(pod, *c) + ".resources.requests.cpu",
                  fmt::format("{}: SMT Alignment Error: requested {} cpus not multiple cpus per "
                              "core = {} (full-pcpus-only; container {}): the kubelet rejects "
                              "the pod",
-                             RejectionReason(pod, kReasonSmtAlignment), role->exclusive_cpus,
-                             per_core, c->name),
+                             reason, role->exclusive_cpus, per_core, c->name),
                  fmt::format("request a multiple of {} CPUs", per_core));
         }
       }

@@ -4,11 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <map>
-#include <algorithm>
 #include <memory>
 #include <set>
 
@@ -260,6 +260,13 @@ kubelet::CheckpointRead HowRead(const Managers& m, kubelet::CheckpointFile file,
   return kubelet::ReadCheckpointFormat(*m.version, file, m.plrm, format);
 }
 
+// Whether a finding names the file's pod-level entries, so that they must be read: the
+// version reads the file through its inline legacy part (which drops them), or the gate is off
+// (the kubelet ignores them).
+bool NamesPodEntries(const Managers& m, kubelet::CheckpointFile file, int format) {
+  return !m.plrm || HowRead(m, file, format).mode == kubelet::ReadMode::kLegacyPart;
+}
+
 std::string FormatLabel(int format) { return fmt::format("V{}", format); }
 
 std::string PodLabel(const Managers& m, const std::string& uid) {
@@ -506,11 +513,14 @@ CpuAnalysis AnalyzeCpu(const std::string& path, const absl::StatusOr<std::string
     a.findings.push_back(std::move(f));
     return a;
   }
-  // Every entry the file holds (podtopo's own reader, gate on), and what the version reads.
+  // The pod-level entries the file holds (podtopo's own reader, gate on), read only where a
+  // finding names them: the version's read drops them, or the gate is off.
   std::map<std::string, std::string> pod_sets;
-  if (auto all = checkpoint::RestoreCpuCheckpoint(*bytes, path, {inspect.policy_name, true});
-      all.ok()) {
-    for (const auto& [uid, cpus] : all->pod_entries) pod_sets[uid] = "CPU set " + cpus;
+  if (NamesPodEntries(m, kubelet::CheckpointFile::kCpu, a.file.version)) {
+    auto all = checkpoint::RestoreCpuCheckpoint(*bytes, path, {inspect.policy_name, true});
+    if (all.ok()) {
+      for (const auto& [uid, cpus] : all->pod_entries) pod_sets[uid] = "CPU set " + cpus;
+    }
   }
   if (!AddVersionRead(kCpuFile, m, kubelet::CheckpointFile::kCpu, pod_sets, kubelet_msg, a.file,
                       a.findings)) {
@@ -836,14 +846,16 @@ MemoryAnalysis AnalyzeMemory(const std::string& path, const absl::StatusOr<std::
     a.findings.push_back(std::move(f));
     return a;
   }
-  std::map<std::string, std::string> pod_blocks;
-  if (auto all = checkpoint::RestoreMemoryCheckpoint(*bytes, path, {inspect.policy_name, true});
-      all.ok()) {
-    for (const auto& [uid, blocks] : all->pod_entries) {
-      uint64_t bytes_held = 0;
-      for (const auto& b : blocks) bytes_held += b.size;
-      pod_blocks[uid] = fmt::format("memory blocks ({} in {} block(s))", Bytes(bytes_held),
-                                    blocks.size());
+  std::map<std::string, std::string> pod_blocks;  // as pod_sets in AnalyzeCpu
+  if (NamesPodEntries(m, kubelet::CheckpointFile::kMemory, a.file.version)) {
+    auto all = checkpoint::RestoreMemoryCheckpoint(*bytes, path, {inspect.policy_name, true});
+    if (all.ok()) {
+      for (const auto& [uid, blocks] : all->pod_entries) {
+        uint64_t bytes_held = 0;
+        for (const auto& b : blocks) bytes_held += b.size;
+        pod_blocks[uid] = fmt::format("memory blocks ({} in {} block(s))", Bytes(bytes_held),
+                                      blocks.size());
+      }
     }
   }
   if (!AddVersionRead(kMemoryFile, m, kubelet::CheckpointFile::kMemory, pod_blocks, kubelet_msg,
@@ -1230,51 +1242,39 @@ namespace {
 // The pods a restart of the configured version allocates again, from the checkpoints alone:
 // report.restart_at_risk, and one warning per pod (a detail per upstream issue).
 void AddRestartRisks(const config::KubeletConfig& config, const Managers& m, CheckReport& r) {
-  if (!config.FeatureEnabled("PodLevelResourceManagers")) return;  // pod entries are ignored
+  if (!m.plrm) return;  // pod entries are ignored
   const kubelet::Behavior b = config.VersionBehavior();
-  // pod uid -> (file, versioned behaviour) in file order.
-  std::map<std::string, std::vector<std::pair<const char*, const kubelet::VersionedBehavior*>>>
-      pods;
-  auto add = [&](const std::set<std::string>& uids, bool fixed, bool kubelet::Behavior::*field,
-                 const char* file) {
-    if (fixed) return;
-    for (const std::string& uid : uids) {
-      pods[uid].emplace_back(file, kubelet::FindVersionedBehavior(field));
+  // pod uid -> (file, the versioned behaviour it falls under), CPU file first.
+  std::map<std::string, std::vector<std::pair<const char*, bool kubelet::Behavior::*>>> pods;
+  if (r.cpu.has_value() && !b.cpu_restore_keeps_pod_cpus) {
+    for (const auto& [uid, _] : r.cpu->pod_entries) {
+      pods[uid].emplace_back(kCpuFile, &kubelet::Behavior::cpu_restore_keeps_pod_cpus);
     }
-  };
-  std::set<std::string> cpu_pods, memory_pods;
-  if (r.cpu.has_value()) {
-    for (const auto& [uid, _] : r.cpu->pod_entries) cpu_pods.insert(uid);
   }
-  if (r.memory.has_value()) {
-    for (const auto& [uid, _] : r.memory->pod_entries) memory_pods.insert(uid);
+  if (r.memory.has_value() && !b.memory_restore_keeps_pod_blocks) {
+    for (const auto& [uid, _] : r.memory->pod_entries) {
+      pods[uid].emplace_back(kMemoryFile, &kubelet::Behavior::memory_restore_keeps_pod_blocks);
+    }
   }
-  add(cpu_pods, b.cpu_restore_keeps_pod_cpus, &kubelet::Behavior::cpu_restore_keeps_pod_cpus,
-      kCpuFile);
-  add(memory_pods, b.memory_restore_keeps_pod_blocks,
-      &kubelet::Behavior::memory_restore_keeps_pod_blocks, kMemoryFile);
   for (const auto& [uid, risks] : pods) {
-    Finding f;
-    f.severity = Severity::kWarning;
-    f.file = risks.front().first;
-    f.problem = "restart-reallocates-pod";
+    Finding f = Warning(risks.front().first, "restart-reallocates-pod");
     f.message = fmt::format(
         "a restart of kubelet {} allocates pod {} again: the running pod is moved or rejected",
         config.kubelet_version, PodLabel(m, uid));
-    std::vector<std::string> fixed_in;
-    for (const auto& [file, vb] : risks) {
-      std::string issue(vb->issue);
-      issue.erase(std::remove(issue.begin(), issue.end(), ' '), issue.end());
-      r.restart_at_risk.emplace_back(uid, issue);
-      f.details.push_back(fmt::format("{}: {} ({})", file, vb->summary,
-                                      kubelet::DescribeVersioned(vb->field)));
-      fixed_in.push_back(kubelet::FixedIn(vb->field));
+    std::set<std::string> fixed_in;
+    for (const auto& [file, field] : risks) {
+      r.restart_at_risk.emplace_back(uid, kubelet::IssueTag(field));
+      f.details.push_back(fmt::format("{}: {} ({})", file,
+                                      kubelet::FindVersionedBehavior(field)->summary,
+                                      kubelet::DescribeVersioned(field)));
+      fixed_in.insert(kubelet::FixedIn(field));
     }
     f.effect = "the kubelet starts; at its next start it admits the pod again as a new pod";
     f.advice = fmt::format(
         "before restarting the kubelet, `podtopo state restart --kubelet-dir {}{}` shows where "
         "the pod goes; kubelet {} keeps it",
-        r.kubelet_dir, r.record_file.exists ? "" : " --pods POD-FILE...", fmt::join(std::set<std::string>(fixed_in.begin(), fixed_in.end()), ", "));
+        r.kubelet_dir, r.record_file.exists ? "" : " --pods POD-FILE...",
+        fmt::join(fixed_in, ", "));
     r.findings.push_back(std::move(f));
   }
   std::sort(r.restart_at_risk.begin(), r.restart_at_risk.end());
