@@ -776,7 +776,14 @@ void Node::Impl::FillTraceHeader(const Pod& pod, QosClass qos, AdmissionTrace& t
   t.cpus_per_core = std::max(1, topology.cpus.CpusPerCore());
   t.numa_ids = topology.NumaIds();
   if (t.numa_ids.empty()) t.numa_ids = topology.cpus.NumaNodes();
+  for (int numa : topology.cpus.NumaNodes()) {
+    const CpuSet& cpus = topology.cpus.CpusInNuma(numa);
+    t.numa_cpus.emplace(numa, cpus);
+    std::vector<int> sockets = topology.cpus.SocketsOf(cpus);
+    if (!sockets.empty()) t.numa_socket.emplace(numa, sockets.front());
+  }
   if (cpu != nullptr) {
+    t.align_by_socket = cpu->options().align_by_socket;
     t.pod_cpus = cpu->PodGuaranteedCpus(pod, qos);
     for (const Container* c : pod.InitAndAppContainers()) {
       t.container_cpus[c->name] = cpu->GuaranteedCpus(pod, qos, *c);

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "api/pod.h"
+#include "cpuset/cpuset.h"
 #include "topologymanager/policy.h"
 
 namespace podtopo {
@@ -91,12 +92,17 @@ struct AdmissionTrace {
   std::string cpu_policy;       // "none" or "static"
   std::string memory_policy;    // "None" or "Static"
   std::map<std::string, std::string> cpu_policy_options;
+  bool align_by_socket = false;  // the static policy's align-by-socket option is on
   bool pod_level_resources_gate = false;
   bool pod_level_managers_gate = false;
   // Pod scope with pod-level resources and both gates on: one bubble, AllocatePod.
   bool pod_level_path = false;
   int cpus_per_core = 1;
   std::vector<int> numa_ids;
+  // The CPU map, to say where a container's CPUs landed against its merged hint: each NUMA
+  // node's CPUs, and the socket that holds them (the lowest when several do).
+  std::map<int, CpuSet> numa_cpus;
+  std::map<int, int> numa_socket;
 
   // The managers' request sizes (0 / empty without the static policies).
   int pod_cpus = 0;                                    // podGuaranteedCPUs

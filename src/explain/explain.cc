@@ -8,6 +8,7 @@
 #include "kubelet/admission_error.h"
 #include "fmt/format.h"
 #include "topologymanager/policy.h"
+#include "topologymanager/scope.h"
 
 namespace podtopo::explain {
 namespace {
@@ -139,6 +140,76 @@ std::string MemoryText(const std::map<std::string, uint64_t>& m) {
   std::vector<std::string> parts;
   for (const auto& [type, size] : m) parts.push_back(fmt::format("{} {}", type, FormatSize(size)));
   return Join(parts, ", ");
+}
+
+// Why `cpus`, taken for the merged hint of `ms`, lie outside the hint's NUMA nodes; "" when
+// they do not (or the hint allows any node). The CPU Manager takes a request first from the
+// CPUs aligned with the hint (its NUMA nodes, or with align-by-socket their sockets), then the
+// rest from anywhere: so a CPU off the hint is either in the hint's socket under align-by-socket,
+// or one the aligned CPUs were too few to give. `requested` and the step's snapshot give the
+// counts ("" free count when `count_known` is false: earlier containers of the same merge took
+// some).
+std::string OffHint(const AdmissionTrace& t, const MergeStep& ms, const CpuSet& cpus,
+                    int requested, bool count_known) {
+  const std::optional<topologymanager::BitMask>& affinity = ms.result.hint.affinity;
+  if (!affinity.has_value() || cpus.IsEmpty()) return "";
+  std::vector<int> hint = affinity->GetBits();
+  std::set<int> hint_sockets;
+  for (int numa : hint) {
+    if (auto it = t.numa_socket.find(numa); it != t.numa_socket.end()) {
+      hint_sockets.insert(it->second);
+    }
+  }
+  CpuSet by_socket, short_of;
+  std::vector<int> socket_numas, short_numas;
+  for (const auto& [numa, numa_cpus] : t.numa_cpus) {
+    if (std::find(hint.begin(), hint.end(), numa) != hint.end()) continue;
+    CpuSet there = cpus.Intersection(numa_cpus);
+    if (there.IsEmpty()) continue;
+    auto socket = t.numa_socket.find(numa);
+    if (t.align_by_socket && socket != t.numa_socket.end() &&
+        hint_sockets.count(socket->second) > 0) {
+      by_socket.UnionWith(there);
+      socket_numas.push_back(numa);
+    } else {
+      short_of.UnionWith(there);
+      short_numas.push_back(numa);
+    }
+  }
+  std::vector<std::string> parts;
+  if (!by_socket.IsEmpty()) {
+    std::vector<std::string> sockets;
+    for (int socket : hint_sockets) {
+      std::vector<int> numas;
+      for (const auto& [numa, s] : t.numa_socket) {
+        if (s == socket) numas.push_back(numa);
+      }
+      sockets.push_back(fmt::format("socket {}: NUMA {}", socket, NumaList(numas)));
+    }
+    parts.push_back(fmt::format(
+        "CPUs {} are on NUMA {}, outside the merged hint {}: align-by-socket aligns exclusive "
+        "CPUs with the hint's whole socket ({}), not only its NUMA nodes, and the CPU Manager's "
+        "packing chose these there",
+        by_socket.String(), NumaList(socket_numas), FormatNuma(hint), Join(sockets, "; ")));
+  }
+  if (!short_of.IsEmpty()) {
+    std::string free;
+    if (count_known) {
+      int n = 0;
+      for (const NumaSnapshot& snap : ms.numa) {
+        if (std::find(hint.begin(), hint.end(), snap.id) != hint.end()) n += snap.cpus_free;
+      }
+      free = fmt::format(" (it had {} free)", n);
+    }
+    parts.push_back(fmt::format(
+        "CPUs {} are on NUMA {}, outside the merged hint {}: the {} aligned with the hint{} "
+        "were fewer than the {} requested, so the CPU Manager took the other {} from the rest "
+        "of the node",
+        short_of.String(), NumaList(short_numas), FormatNuma(hint),
+        t.align_by_socket ? "CPUs of the hint's sockets" : "CPUs of the hint's NUMA nodes", free,
+        requested, short_of.Size()));
+  }
+  return Join(parts, "; ");
 }
 
 ContainerView Classify(const AdmissionTrace& t, QosClass qos, const Container& c,
@@ -601,6 +672,27 @@ Explanation Explain(const PodAllocation& result) {
   }
   e.node_fit = t.node_fit;
   e.allocation_failure = t.allocation_failure;
+  if (result.admitted) {
+    auto merge_of = [&](const std::string& container) -> const MergeStep* {
+      for (const MergeStep& ms : t.merges) {
+        if (ms.container == container) return &ms;
+      }
+      return nullptr;
+    };
+    if (t.pod_level_path) {
+      if (const MergeStep* ms = merge_of("")) {
+        e.pod_cpus_off_hint = OffHint(t, *ms, result.cpus, t.pod_cpus, true);
+      }
+    } else {
+      const bool per_container = t.scope == topologymanager::kScopeContainer;
+      for (ContainerView& v : e.containers) {
+        const ContainerAllocation* a = find_alloc(v.name);
+        const MergeStep* ms = merge_of(per_container ? v.name : "");
+        if (a == nullptr || ms == nullptr || v.placement != "exclusive") continue;
+        v.cpus_off_hint = OffHint(t, *ms, a->cpus, v.exclusive_cpus, per_container);
+      }
+    }
+  }
 
   if (t.node_fit.has_value()) {
     const NodeFitShortage& f = *t.node_fit;
@@ -1295,6 +1387,7 @@ std::string RenderText(const Explanation& e) {
     line(2, tm);
   }
   if (e.admitted && !e.pod_cpus.empty()) line(2, "Pod CPUs: " + e.pod_cpus);
+  if (!e.pod_cpus_off_hint.empty()) line(4, "where: " + e.pod_cpus_off_hint);
   line(2, "Containers:");
   static const std::map<std::string, std::string> kPlacement = {
       {"exclusive", "exclusive CPUs"},
@@ -1310,6 +1403,7 @@ std::string RenderText(const Explanation& e) {
     if (!c.memory.empty()) head += "; memory: " + c.memory;
     line(4, head);
     if (!c.why.empty()) line(6, "why: " + c.why);
+    if (!c.cpus_off_hint.empty()) line(6, "where: " + c.cpus_off_hint);
   }
   for (const auto& s : e.steps) {
     line(2, s.container.empty() ? "Hints (pod):" : fmt::format("Hints (container {}):",
@@ -1396,6 +1490,7 @@ nlohmann::ordered_json ToJson(const Explanation& e) {
   j["podLevel"] = e.pod_level;
   j["podBudget"] = e.pod_budget;
   j["cpus"] = e.pod_cpus;
+  j["cpusOffHint"] = e.pod_cpus_off_hint;
   J containers = J::array();
   for (const auto& c : e.containers) {
     J cj;
@@ -1406,6 +1501,7 @@ nlohmann::ordered_json ToJson(const Explanation& e) {
     cj["exclusiveCpus"] = c.exclusive_cpus;
     cj["memory"] = c.memory;
     cj["reason"] = c.why;
+    cj["cpusOffHint"] = c.cpus_off_hint;
     containers.push_back(std::move(cj));
   }
   j["containers"] = std::move(containers);

@@ -85,6 +85,9 @@ struct ContainerView {
   int exclusive_cpus = 0; // the CPU Manager's guaranteedCPUs
   std::string memory;     // "exclusive 2Gi", "pod budget", "" (not pinned)
   std::string why;
+  // Why some of its exclusive CPUs lie outside its merged hint's NUMA nodes ("" when none do):
+  // align-by-socket aligned them with the hint's socket, or the hint's CPUs were too few.
+  std::string cpus_off_hint;
 };
 
 struct Suggestion {
@@ -108,6 +111,7 @@ struct Explanation {
   std::string scope;   // the scope that ran ("container", "pod", "none")
   bool pod_level = false;
   std::string pod_cpus;  // the pod's CPUs (bubble) when admitted
+  std::string pod_cpus_off_hint;  // as ContainerView::cpus_off_hint, for the pod's CPUs
   std::string pod_budget;  // "2 CPUs, memory 2Gi" on the pod-level path
   std::vector<ContainerView> containers;
   std::vector<Step> steps;

@@ -221,6 +221,94 @@ TEST(ExplainTest, BestEffortSaysTheAdmittedHintIsNotPreferred) {
   EXPECT_THAT(e.decision, HasSubstr("restricted and single-numa-node would reject it"));
 }
 
+// Issue 22 item 12.4: align-by-socket puts the CPUs on NUMA 1 of the hint's socket 0 while the
+// merged hint is NUMA 0; explain says so, where the old text only listed the CPUs.
+TEST(ExplainTest, AlignBySocketSaysWhyTheCpusAreOffTheHintedNumaNode) {
+  auto ex = ExplainFile(Testdata("two-cpus.yaml"), Config(Testdata("align-by-socket.yaml")));
+  ASSERT_EQ(ex.size(), 1u);
+  const Explanation& e = ex[0];
+  ASSERT_TRUE(e.admitted) << e.message;
+  ASSERT_EQ(e.steps.size(), 1u);
+  ASSERT_TRUE(e.steps[0].merged.numa.has_value());
+  EXPECT_EQ(*e.steps[0].merged.numa, std::vector<int>{0});
+  const ContainerView& app = C(e, "app");
+  // The CPUs really are off the hint: every one of them on NUMA 1 (8-15,40-47).
+  auto cpus = CpuSet::Parse(app.cpus);
+  ASSERT_TRUE(cpus.ok()) << app.cpus;
+  EXPECT_TRUE(cpus->IsSubsetOf(*CpuSet::Parse("8-15,40-47"))) << app.cpus;
+  EXPECT_THAT(app.cpus_off_hint,
+              HasSubstr(fmt::format("CPUs {} are on NUMA 1, outside the merged hint NUMA 0",
+                                    app.cpus)));
+  EXPECT_THAT(app.cpus_off_hint, HasSubstr("align-by-socket"));
+  EXPECT_THAT(app.cpus_off_hint, HasSubstr("socket 0: NUMA 0,1"));
+  EXPECT_THAT(RenderText(e), HasSubstr("where: CPUs " + app.cpus));
+  EXPECT_EQ(ToJson(e)["containers"][0]["cpusOffHint"], app.cpus_off_hint);
+
+  // Without the option the CPUs stay on the hinted node and nothing is said.
+  config::KubeletConfig plain = Config(Testdata("align-by-socket.yaml"));
+  plain.cpu_manager_policy_options.erase("align-by-socket");
+  auto ex2 = ExplainFile(Testdata("two-cpus.yaml"), plain);
+  ASSERT_EQ(ex2.size(), 1u);
+  const ContainerView& app2 = C(ex2[0], "app");
+  EXPECT_TRUE(CpuSet::Parse(app2.cpus)->IsSubsetOf(*CpuSet::Parse("0-7,32-39"))) << app2.cpus;
+  EXPECT_EQ(app2.cpus_off_hint, "");
+}
+
+// The other way CPUs land off the hint: best-effort admits a hint whose NUMA nodes have too
+// few free CPUs (the device sits on NUMA 0, whose CPUs a first pod took), and the CPU Manager
+// takes the rest from the other NUMA nodes. explain says how many the hint had.
+TEST(ExplainTest, CpusOffTheHintBecauseItsNumaNodesHadTooFew) {
+  auto node = LoadNode("preset:demo");
+  ASSERT_TRUE(node.ok());
+  node->devices = {{"example.com/gpu", "gpu0", 0}};
+  auto pods = ParsePods(R"(apiVersion: v1
+kind: Pod
+metadata: {name: fill}
+spec:
+  containers:
+  - name: app
+    image: busybox
+    resources:
+      requests: {cpu: "13", memory: 1Gi}
+      limits: {cpu: "13", memory: 1Gi}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: gpu}
+spec:
+  containers:
+  - name: app
+    image: busybox
+    resources:
+      requests: {cpu: "4", memory: 1Gi, example.com/gpu: "1"}
+      limits: {cpu: "4", memory: 1Gi, example.com/gpu: "1"}
+)",
+                        "gpu.yaml");
+  ASSERT_TRUE(pods.ok()) << pods.status();
+  auto ex = ExplainPods({*node, Config(Testdata("best-effort-container.yaml")), ""}, *pods);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  ASSERT_EQ(ex->size(), 2u);
+  const Explanation& fill = (*ex)[0];
+  ASSERT_TRUE(fill.admitted);
+  EXPECT_EQ(C(fill, "app").cpus_off_hint, "");
+  const Explanation& e = (*ex)[1];
+  ASSERT_TRUE(e.admitted) << e.message;
+  ASSERT_EQ(*e.steps.at(0).merged.numa, std::vector<int>{0});
+  const ContainerView& app = C(e, "app");
+  auto cpus = CpuSet::Parse(app.cpus);
+  ASSERT_TRUE(cpus.ok());
+  auto numa0 = CpuSet::Parse("0-7,32-39");
+  CpuSet off = cpus->Difference(*numa0);
+  ASSERT_FALSE(off.IsEmpty()) << app.cpus;
+  // NUMA 0 had 15 allocatable CPUs (CPU 0 reserved), the first pod took 13: 2 left for 4.
+  EXPECT_EQ(cpus->Intersection(*numa0).Size(), 2) << app.cpus;
+  EXPECT_THAT(app.cpus_off_hint, HasSubstr(fmt::format("CPUs {} are on NUMA", off.String())));
+  EXPECT_THAT(app.cpus_off_hint, HasSubstr("outside the merged hint NUMA 0"));
+  EXPECT_THAT(app.cpus_off_hint, HasSubstr("(it had 2 free) were fewer than the 4 requested"));
+  EXPECT_THAT(app.cpus_off_hint, HasSubstr("took the other 2 from the rest of the node"));
+  EXPECT_THAT(app.cpus_off_hint, ::testing::Not(HasSubstr("align-by-socket")));
+}
+
 TEST(ExplainTest, SingleNumaNodeContainerScope) {
   auto ex = ExplainFile(Testdata("container-big.yaml"),
                 Config(Testdata("single-numa-node-container.yaml")));
@@ -565,7 +653,7 @@ TEST(ExplainTest, JsonIsStable) {
                       "pod", "kubeletVersion", "versionNotes", "admitted", "reason",
                       "message", "qosClass", "qosReason",
                       "topologyManagerPolicy", "scope", "podLevel", "podBudget", "cpus",
-                      "containers", "mergeSteps", "nodeFit", "allocationFailure", "decision",
+                      "cpusOffHint", "containers", "mergeSteps", "nodeFit", "allocationFailure", "decision",
                       "suggestions", "note"}));
   EXPECT_EQ(j["mergeSteps"][0]["masksTried"][0]["numaNodes"], nlohmann::ordered_json::array({0}));
   EXPECT_EQ(j["mergeSteps"][0]["masksTried"][0]["why"][0], "cpu: need 20, free 15 on NUMA 0");

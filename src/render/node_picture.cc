@@ -12,6 +12,16 @@
 #include "resource/human_bytes.h"
 
 namespace podtopo {
+
+LabelPlate LabelPlateOf(const PictureCpu& c) {
+  LabelPlate p;
+  p.w = static_cast<int>(std::to_string(c.cpu).size()) * 6 + 4;
+  p.h = 10;
+  p.x = c.x + (c.w - p.w) / 2;
+  p.y = c.y + 2;
+  return p;
+}
+
 namespace {
 
 // Geometry (pixels). A thread is a cell; a core holds its threads side by side; an L3 group
@@ -757,15 +767,20 @@ std::string Svg(const NodePicture& pic) {
         "<rect class=\"cpu {}\" data-cpu=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
         "fill=\"{}\" stroke=\"#333333\" stroke-width=\"0.5\">{}</rect>\n",
         CpuOwnerName(c.owner), c.cpu, c.x, c.y, c.w, c.h, fill, Title(c.title));
-    const char* ink = c.owner == CpuOwner::kPodShared ? "#000000" : TextColorOn(c.fill);
+    const bool hatched = c.owner == CpuOwner::kPodShared;
+    if (hatched) {
+      // The number of a hatched CPU stands on a plain plate: stripes behind digits make them
+      // unreadable (issue 22 item 12.2). The lower half stays hatched.
+      LabelPlate plate = LabelPlateOf(c);
+      o += fmt::format(
+          "<rect class=\"cpu-label\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"2\" "
+          "fill=\"{}\" pointer-events=\"none\"/>\n",
+          plate.x, plate.y, plate.w, plate.h, kLabelPlateColor);
+    }
     o += fmt::format(
-        "<text x=\"{}\" y=\"{}\" font-size=\"9\" text-anchor=\"middle\" fill=\"{}\"{} "
+        "<text x=\"{}\" y=\"{}\" font-size=\"9\" text-anchor=\"middle\" fill=\"{}\" "
         "pointer-events=\"none\">{}</text>\n",
-        c.x + c.w / 2, c.y + 10, ink,
-        c.owner == CpuOwner::kPodShared ? " stroke=\"#ffffff\" stroke-width=\"2\" "
-                                          "paint-order=\"stroke\""
-                                        : "",
-        c.cpu);
+        c.x + c.w / 2, c.y + 10, hatched ? "#000000" : TextColorOn(c.fill), c.cpu);
   }
   for (const auto& b : pic.bars) {
     o += fmt::format(

@@ -18,7 +18,8 @@
 // carries a hover <title>; a legend lists the owners and the pods.
 //
 // Output is deterministic (same input, same bytes) and every text is XML-escaped. A CPU
-// rectangle shows its number in its upper half; its lower half is plain fill, and
+// rectangle shows its number in its upper half (on a plain plate, LabelPlateOf, where the CPU
+// is hatched); its lower half is plain fill, and
 // PictureCpu::sample_x/sample_y is a point there (used by the screenshot test).
 //
 // Example:
@@ -50,6 +51,8 @@ inline constexpr std::string_view kNodeSharedColor = "#d0d0d0";
 inline constexpr std::string_view kUnassignedColor = "#ffffff";
 // The background between the stripes of a pod's shared pool.
 inline constexpr std::string_view kHatchBackground = "#ffffff";
+// The colour of the plate a hatched CPU's number stands on (LabelPlateOf).
+inline constexpr std::string_view kLabelPlateColor = "#ffffff";
 // Memory bars: allocated part and the rest of the allocatable size.
 inline constexpr std::string_view kAllocatedColor = "#7fb2d9";
 inline constexpr std::string_view kBarBackground = "#f4f4f4";
@@ -79,6 +82,12 @@ struct PictureCpu {
   std::string fill;  // "#rrggbb": the owner's colour (for kPodShared, the stripes' colour)
   std::string title;
 };
+
+// The plain plate under a hatched (kPodShared) CPU's number, in the CPU's upper half.
+struct LabelPlate {
+  int x = 0, y = 0, w = 0, h = 0;
+};
+LabelPlate LabelPlateOf(const PictureCpu& cpu);
 
 struct PictureBar {
   int numa = 0;

@@ -109,6 +109,20 @@ TEST(NodePictureScreenshot, ChromiumShowsTheOwnersColours) {
       }
       EXPECT_GT(stripes, 5) << pod.name << " shared pool CPU " << cpu << ": no stripes";
       EXPECT_GT(background, 5) << pod.name << " shared pool CPU " << cpu << ": not hatched";
+      // Its number stands on a plain plate: no stripe shows behind the digits (issue 22 item
+      // 12.2; before, only a 2-pixel halo around the glyphs separated them from the stripes).
+      LabelPlate plate = LabelPlateOf(*c);
+      int striped = 0, plain = 0;
+      for (int y = plate.y + 1; y < plate.y + plate.h - 1; ++y) {
+        for (int x = plate.x + 1; x < plate.x + plate.w - 1; ++x) {
+          Rgb px = img.At(x, y);
+          striped += Near(px, Hex(pp->color), 24);
+          plain += Near(px, Hex(kLabelPlateColor), 12);
+        }
+      }
+      EXPECT_EQ(striped, 0) << pod.name << " CPU " << cpu << ": stripes behind its number";
+      EXPECT_GT(plain, (plate.w - 2) * (plate.h - 2) / 3)
+          << pod.name << " CPU " << cpu << ": its number has no plain plate";
       ++checked;
     });
   }

@@ -139,6 +139,41 @@ TEST_F(BigNodePicture, PodSharedPoolIsHatchedInThePodsColour) {
   });
 }
 
+// Issue 22 item 12.2: a hatched CPU's number stands on a plain plate, drawn after the hatched
+// rectangle and before the number, wide enough for the digits and inside the upper half (the
+// lower half stays hatched; the screenshot test checks the pixels).
+TEST_F(BigNodePicture, HatchedCpuNumbersStandOnAPlainPlate) {
+  int hatched = 0;
+  for (const PictureCpu& c : pic_.cpus) {
+    std::string tag = fmt::format("data-cpu=\"{}\"", c.cpu);
+    size_t r = svg_.find(tag);
+    ASSERT_NE(r, std::string::npos) << c.cpu;
+    size_t next_cpu = svg_.find("class=\"cpu ", r + 1);
+    std::string cell = svg_.substr(r, next_cpu == std::string::npos ? std::string::npos
+                                                                     : next_cpu - r);
+    size_t plate = cell.find("class=\"cpu-label\"");
+    if (c.owner != CpuOwner::kPodShared) {
+      EXPECT_EQ(plate, std::string::npos) << "CPU " << c.cpu << " is not hatched";
+      continue;
+    }
+    ++hatched;
+    ASSERT_NE(plate, std::string::npos) << "hatched CPU " << c.cpu << " has no plate";
+    size_t number = cell.find(fmt::format(">{}</text>", c.cpu));
+    ASSERT_NE(number, std::string::npos);
+    EXPECT_LT(plate, number) << "the plate is drawn over the number of CPU " << c.cpu;
+    LabelPlate p = LabelPlateOf(c);
+    EXPECT_THAT(cell, HasSubstr(fmt::format("x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"",
+                                            p.x, p.y, p.w, p.h)));
+    EXPECT_THAT(cell.substr(plate), HasSubstr(fmt::format("fill=\"{}\"", kLabelPlateColor)));
+    EXPECT_GE(p.w, static_cast<int>(std::to_string(c.cpu).size()) * 6);
+    EXPECT_GE(p.x, c.x);
+    EXPECT_LE(p.x + p.w, c.x + c.w);
+    EXPECT_LE(p.y + p.h, c.y + c.h / 2);  // the lower half shows the hatch
+    EXPECT_LT(p.y + p.h, c.sample_y);
+  }
+  EXPECT_GT(hatched, 0);
+}
+
 TEST_F(BigNodePicture, LegendNamesEveryOwnerAndPod) {
   EXPECT_THAT(svg_, HasSubstr(">Legend</text>"));
   std::vector<std::string> texts;
