@@ -864,7 +864,8 @@ absl::StatusOr<ManifestStream> ParseManifestText(const std::string& text,
     // Flow-style YAML also starts with `{`: read it as YAML when it is that. Not past a
     // trailing comma (`"image": "x",}`), which YAML's flow collections allow and JSON does
     // not: kubectl reads such a file as JSON and refuses it.
-    if (!TrailingComma(text, sax.error_position())) {
+    const bool trailing_comma = TrailingComma(text, sax.error_position());
+    if (!trailing_comma) {
       absl::StatusOr<ManifestStream> yaml = ParseYaml(text, source_name);
       if (yaml.ok()) return yaml;
     }
@@ -874,6 +875,11 @@ absl::StatusOr<ManifestStream> ParseManifestText(const std::string& text,
       if (size_t next = message.find(": ", colon); next != std::string::npos) {
         message = message.substr(next + 2);
       }
+    }
+    if (trailing_comma) {
+      message = fmt::format("a trailing comma before '{}' (JSON allows none, and kubectl "
+                            "refuses it; remove the comma): {}",
+                            text[sax.error_position() - 1], message);
     }
     return absl::InvalidArgumentError(fmt::format("{}: {}malformed JSON: {}", source_name,
                                                   JsonLocation(text, sax.error_position()),

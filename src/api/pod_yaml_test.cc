@@ -1745,6 +1745,18 @@ TEST(PodYamlTest, TrailingCommaInJsonIsAnError) {
   "spec": {"containers": [{"name": "c", "image": "x",}]}})",
       "pod.json");
   EXPECT_THAT(error, HasSubstr("pod.json: line 2, column 54: malformed JSON"));
+  // It names the cause (issue 22 item 12.7: the message said only "unexpected '}'").
+  EXPECT_THAT(error, HasSubstr("a trailing comma before '}'"));
+  EXPECT_THAT(ErrorOf(R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}, }")",
+                      "pod.json"),
+              HasSubstr("trailing comma before '}'"));
+  EXPECT_THAT(ErrorOf(R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"},
+  "spec": {"containers": [{"name": "c", "image": "x"},]}})",
+                      "pod.json"),
+              HasSubstr("trailing comma before ']'"));
+  // Other malformed JSON says nothing of commas.
+  EXPECT_THAT(ErrorOf(R"({"apiVersion": "v1", "kind": "Pod" "metadata": {}})", "pod.json"),
+              Not(HasSubstr("comma")));
   ErrorOf(R"([{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"},
              "spec": {"containers": [{"name": "c", "image": "x"}]}},])",
           "pods.json");
