@@ -1061,6 +1061,77 @@ std::pair<NodeTopology, config::KubeletConfig> AsOneNumaNode(const NodeTopology&
   return {std::move(one), std::move(cfg)};
 }
 
+// The first `n` of `ids` (all when fewer).
+std::vector<int> FirstOf(const std::vector<int>& ids, int64_t n) {
+  return std::vector<int>(ids.begin(),
+                          ids.begin() + static_cast<std::ptrdiff_t>(
+                                            std::min<int64_t>(n, static_cast<int64_t>(ids.size()))));
+}
+
+// `topology` with `amount` more of `resource` (in the node-fit check's units), spread over its
+// NUMA nodes: whole cores of CPUs (as many threads as its cores have), memory, hugepages (also
+// counted in the NUMA node's memory, as sysfs counts them), or devices of an extended
+// resource. `added` says what was added, or why nothing could be.
+std::optional<NodeTopology> WithMore(const NodeTopology& topology, const std::string& resource,
+                                     int64_t amount, std::string* added) {
+  NodeTopology more = topology;
+  std::vector<int> numas = topology.cpus.NumaNodes();
+  if (amount <= 0 || numas.empty()) {
+    *added = "nothing is missing";
+    return std::nullopt;
+  }
+  more.source = topology.source + " with more " + resource;
+  if (resource == kResourceCpu) {
+    const int per_core = std::max(1, topology.cpus.CpusPerCore());
+    const int64_t cpus = (amount + 999) / 1000;
+    const int64_t cores = (cpus + per_core - 1) / per_core;
+    const std::vector<int> all = topology.cpus.AllCpus().List();
+    std::vector<int> core_ids = topology.cpus.Cores();
+    int next_cpu = all.empty() ? 0 : all.back() + 1;
+    int next_core = core_ids.empty() ? 0 : core_ids.back() + 1;
+    for (int64_t k = 0; k < cores; ++k) {
+      int numa = numas[static_cast<size_t>(k) % numas.size()];
+      CpuInfo info = *topology.cpus.Info(topology.cpus.CpusInNuma(numa).Min());
+      info.core = next_core++;
+      for (int th = 0; th < per_core; ++th) more.cpus.AddCpu(next_cpu++, info);
+    }
+    more.cpus.SetCountsFromCpus();
+    *added = fmt::format("{} more cores ({} CPUs) spread over NUMA {}", cores, cores * per_core,
+                         NumaList(FirstOf(numas, cores)));
+    return more;
+  }
+  const bool hugepages = resource.rfind(kHugePagesPrefix, 0) == 0;
+  if (resource == kResourceMemory || hugepages) {
+    if (more.numa_nodes.empty()) {
+      *added = "the node has no NUMA nodes to add memory to";
+      return std::nullopt;
+    }
+    // Per NUMA node, rounded up to 1Gi: a multiple of every hugepage size.
+    const uint64_t gi = uint64_t{1} << 30;
+    const uint64_t n = more.numa_nodes.size();
+    const uint64_t each = (static_cast<uint64_t>(amount) + n - 1) / n;
+    const uint64_t per_numa = (each + gi - 1) / gi * gi;
+    for (NumaNode& node : more.numa_nodes) {
+      node.memory += per_numa;
+      if (hugepages) node.hugepages[resource] += per_numa;
+    }
+    *added = fmt::format("{} more {} on each of the {} NUMA nodes", FormatSize(per_numa),
+                         resource, n);
+    return more;
+  }
+  if (resource == "pods" || resource == "ephemeral-storage") {
+    *added = fmt::format("podtopo does not model the node's {}", resource);
+    return std::nullopt;
+  }
+  for (int64_t k = 0; k < amount; ++k) {
+    more.devices.push_back({resource, fmt::format("podtopo-added-{}", k),
+                            numas[static_cast<size_t>(k) % numas.size()]});
+  }
+  *added = fmt::format("{} more {} devices spread over NUMA {}", amount, resource,
+                       NumaList(FirstOf(numas, amount)));
+  return more;
+}
+
 void SuggestEmptyNode(const AdmissionTrace& t, const Replayer& rp, const Scenario& sc,
                       std::vector<Suggestion>& out) {
   auto r = rp.Run(t.pod, sc.config, /*empty_node=*/true);
@@ -1105,9 +1176,29 @@ void SuggestEmptyNode(const AdmissionTrace& t, const Replayer& rp, const Scenari
                     : "the pod itself must change (larger NUMA nodes would not help: checked "
                       "with this node's CPUs and memory as one NUMA node)";
     if (!verified) detail.clear();  // the NUMA nodes' size is not what rejects it
-  } else if (reason.rfind("OutOf", 0) == 0) {
-    need = fmt::format("it needs a node with more allocatable {}, or a smaller request",
-                       reason.substr(5));
+  } else if (reason.rfind("OutOf", 0) == 0 && r->trace != nullptr &&
+             r->trace->node_fit.has_value()) {
+    // Advice only as checked: the same node with the missing amount added.
+    const NodeFitShortage& f = *r->trace->node_fit;
+    const int64_t missing = f.requested - (f.capacity - f.used);
+    std::string added;
+    std::optional<NodeTopology> more = WithMore(sc.topology, f.resource, missing, &added);
+    std::optional<PodAllocation> bigger;
+    if (more.has_value()) bigger = Replayer::RunOnEmpty(t.pod, *more, sc.config);
+    verified = bigger.has_value() && bigger->admitted;
+    if (verified) {
+      need = fmt::format("a node with {} more allocatable {} admits it (checked with {})",
+                         FitAmount(f.resource, missing), f.resource, added);
+    } else if (bigger.has_value()) {
+      need = fmt::format("more allocatable {} alone would not help: with {} the node still "
+                         "rejects it ({}: {})",
+                         f.resource, added, bigger->reason, bigger->message);
+    } else {
+      need = fmt::format("it needs {} more allocatable {} (not checked: {}), or a smaller "
+                         "request",
+                         FitAmount(f.resource, missing), f.resource,
+                         more.has_value() ? "the larger node could not be built" : added);
+    }
     detail.clear();
   } else {
     need = "the pod itself must change";

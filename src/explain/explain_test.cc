@@ -456,6 +456,14 @@ TEST(ExplainTest, OutOfCpu) {
   // 63 exclusive CPUs would still need 4 NUMA nodes under single-numa-node.
   EXPECT_FALSE(smaller->verified);
   EXPECT_THAT(smaller->text, HasSubstr("TopologyAffinityError"));
+  // Issue 22 item 9: "a node with more allocatable cpu" is checked too. With the 37 missing
+  // CPUs added (19 cores of 2 threads) single-numa-node still cannot place 100 CPUs.
+  const Suggestion* node = Suggested(e, "node");
+  ASSERT_NE(node, nullptr);
+  EXPECT_FALSE(node->verified);
+  EXPECT_THAT(node->text, HasSubstr("more allocatable cpu alone would not help: with 19 more "
+                                    "cores (38 CPUs) spread over NUMA 0,1,2,3 the node still "
+                                    "rejects it (TopologyAffinityError"));
 }
 
 TEST(ExplainTest, OutOfMemory) {
@@ -480,7 +488,52 @@ TEST(ExplainTest, OutOfExtendedResource) {
   EXPECT_EQ(e.node_fit->capacity, 0);
   const Suggestion* node = Suggested(e, "node");
   ASSERT_NE(node, nullptr);
-  EXPECT_THAT(node->text, HasSubstr("more allocatable hugepages-2Mi"));
+  // Issue 22 item 9: checked by admitting the pod on the node with the hugepages added.
+  EXPECT_TRUE(node->verified);
+  EXPECT_THAT(node->text, HasSubstr("a node with 64Mi more allocatable hugepages-2Mi admits it "
+                                    "(checked with 1Gi more hugepages-2Mi on each of the 4 NUMA "
+                                    "nodes)"));
+}
+
+// Issue 22 item 9: the advice for a missing extended resource is checked with the devices
+// added; a missing amount that alignment cannot place is said not to help.
+TEST(ExplainTest, MoreAllocatableAdviceIsChecked) {
+  auto node = LoadNode("preset:demo");
+  ASSERT_TRUE(node.ok());
+  node->devices = {{"example.com/gpu", "gpu0", 0}};
+  auto pods = ParsePods(R"(apiVersion: v1
+kind: Pod
+metadata: {name: three-gpus}
+spec:
+  containers:
+  - name: app
+    image: busybox
+    resources:
+      requests: {cpu: "2", memory: 1Gi, example.com/gpu: "3"}
+      limits: {cpu: "2", memory: 1Gi, example.com/gpu: "3"}
+)",
+                        "gpus.yaml");
+  ASSERT_TRUE(pods.ok()) << pods.status();
+  // best-effort: 3 devices on any NUMA nodes admit it.
+  auto ex = ExplainPods({*node, Config(Testdata("best-effort-container.yaml")), ""}, *pods);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  const Explanation& e = (*ex)[0];
+  EXPECT_EQ(e.reason, "OutOfexample.com/gpu");
+  const Suggestion* s = Suggested(e, "node");
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(s->verified) << s->text;
+  EXPECT_THAT(s->text, HasSubstr("a node with 2 more allocatable example.com/gpu admits it "
+                                 "(checked with 2 more example.com/gpu devices spread over "
+                                 "NUMA 0,1)"));
+  // single-numa-node: the added devices land on other NUMA nodes than gpu0, so no single node
+  // holds 3, and the suggestion says more devices alone do not help.
+  auto strict = ExplainPods({*node, SeedConfig(), ""}, *pods);
+  ASSERT_TRUE(strict.ok()) << strict.status();
+  const Suggestion* s2 = Suggested((*strict)[0], "node");
+  ASSERT_NE(s2, nullptr);
+  EXPECT_FALSE(s2->verified);
+  EXPECT_THAT(s2->text, HasSubstr("more allocatable example.com/gpu alone would not help"));
+  EXPECT_THAT(s2->text, HasSubstr("TopologyAffinityError"));
 }
 
 TEST(ExplainTest, UnexpectedAdmissionErrorFromMemoryGroups) {
