@@ -140,6 +140,60 @@ TEST(ServeBinaryTest, StateDirAndLiveSocketAreNotTakenOver) {
   EXPECT_EQ(WaitExit(after), 0) << *ReadFile(dir.path() + "/log5");
 }
 
+// `nri` takes the state dir as `serve` does (issue 22 item 3): refused while serve holds it, and
+// while nri runs (here with no runtime to connect to, as before containerd starts), serve and
+// admit are refused naming it.
+TEST(ServeBinaryTest, NriAndServeDoNotShareAStateDir) {
+  TempDir dir;
+  std::string pods = dir.path() + "/pods";
+  std::string state = dir.path() + "/state";
+  std::filesystem::create_directories(pods);
+  const std::string example =
+      ::podtopo::testing::SourceDir() + "/docs/examples/pod-scope-mixed.yaml";
+  testutil::WriteManifest(pods, "mixed.yaml", *ReadFile(example));
+  const std::string serve_log = dir.path() + "/serve.log";
+  pid_t serve = SpawnProcess({PODTOPO_BINARY, "serve", "--socket", dir.path() + "/k.sock",
+                              "--pods-dir", pods, "--state-dir", state, "--node", "preset:demo"},
+                             serve_log);
+  ASSERT_TRUE(WaitFor([&] { return Log(serve_log).find("ready: watching") != std::string::npos; }))
+      << Log(serve_log);
+  pid_t nri = SpawnProcess({PODTOPO_BINARY, "nri", "--socket", dir.path() + "/nri.sock",
+                            "--state-dir", state, "--node", "preset:demo"},
+                           dir.path() + "/nri1.log");
+  EXPECT_EQ(WaitExit(nri), 1);
+  EXPECT_NE(Log(dir.path() + "/nri1.log")
+                .find("state dir " + state + " is in use by podtopo serve (pid " +
+                      std::to_string(serve) + ")"),
+            std::string::npos)
+      << Log(dir.path() + "/nri1.log");
+  ASSERT_EQ(kill(serve, SIGTERM), 0);
+  EXPECT_EQ(WaitExit(serve), 0);
+
+  // nri holds the directory now.
+  const std::string nri_log = dir.path() + "/nri2.log";
+  nri = SpawnProcess({PODTOPO_BINARY, "nri", "--socket", dir.path() + "/nri.sock",
+                      "--state-dir", state, "--node", "preset:demo"},
+                     nri_log);
+  ASSERT_TRUE(WaitFor([&] {
+    return Log(nri_log).find("placing containers") != std::string::npos;
+  })) << Log(nri_log);
+  const std::string holder = "is in use by podtopo nri (pid " + std::to_string(nri) + ")";
+  ASSERT_TRUE(WaitFor([&] {
+    pid_t again = SpawnProcess({PODTOPO_BINARY, "admit", example, "--state-dir", state},
+                               dir.path() + "/admit.log");
+    return WaitExit(again) == 1 && Log(dir.path() + "/admit.log").find(holder) != std::string::npos;
+  })) << Log(dir.path() + "/admit.log") << Log(nri_log);
+  pid_t second = SpawnProcess({PODTOPO_BINARY, "serve", "--socket", dir.path() + "/k.sock",
+                               "--pods-dir", pods, "--state-dir", state, "--node", "preset:demo"},
+                              dir.path() + "/serve2.log");
+  EXPECT_EQ(WaitExit(second), 1);
+  EXPECT_NE(Log(dir.path() + "/serve2.log").find("state dir " + state + " " + holder),
+            std::string::npos)
+      << Log(dir.path() + "/serve2.log");
+  ASSERT_EQ(kill(nri, SIGTERM), 0);
+  EXPECT_EQ(WaitExit(nri), 0) << Log(nri_log);
+}
+
 // Warnings about a manifest (skipped kinds, unknown fields) are logged once per read of the
 // file, not once more for the restore's first look at it.
 TEST(ServeBinaryTest, ManifestWarningsAreLoggedOnce) {
