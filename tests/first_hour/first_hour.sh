@@ -94,6 +94,56 @@ step "the topology header counts every NUMA node (item 10)"
 run topology --node preset:gb200
 head -n 1 "$out" | grep -q "34 NUMA nodes" || fail "the header does not say 34 NUMA nodes"
 
+step "state repair drops a pod, and show agrees with state show afterwards (item 7)"
+cp "$repo/docs/examples/pod-level-resource-demo.yaml" demo.yaml
+run admit pod.yaml demo.yaml --state-dir rd -o json
+uids=$(/usr/bin/python3 -c 'import json,sys; print(" ".join(p["uid"] for p in json.load(open(sys.argv[1]))["pods"]))' "$out")
+set -- $uids
+echo "$1" >running.txt
+run state repair --yes --kubelet-dir rd --node preset:demo --running-pods running.txt
+[ "$rc" = 0 ] || fail "state repair exited $rc"
+run show --state-dir rd
+has "pod-scope-mixed" "$out" && ! has "pod-level-resource-demo" "$out" ||
+  fail "show re-admitted the pod that state repair dropped"
+
+step "explain's advice is checked: more hugepages admit the pod (item 9)"
+run explain "$repo/src/explain/testdata/hugepages.yaml" --config config.yaml -o json
+/usr/bin/python3 - "$out" <<'PY' || fail "a suggestion is neither checked nor said not to help"
+import json, sys
+d = json.load(open(sys.argv[1]))
+sugg = [s for p in d["pods"] for s in p["suggestions"]]
+ok = sugg and all(s["verified"] or "would not help" in s["text"] or "still rejects" in s["text"]
+                  for s in sugg)
+sys.exit(0 if ok and any(s["kind"] == "node" and s["verified"] for s in sugg) else 1)
+PY
+
+step "lint checks hugepages, as admit rejects them (item 12.3)"
+run lint "$repo/src/explain/testdata/hugepages.yaml" --config config.yaml
+has "OutOfhugepages-2Mi" "$out" || fail "lint does not report the hugepages rejection"
+
+step "explain says why align-by-socket put the CPUs off the hinted NUMA node (item 12.4)"
+run explain "$repo/src/explain/testdata/two-cpus.yaml" --config "$repo/src/explain/testdata/align-by-socket.yaml"
+has "outside the merged hint NUMA 0: align-by-socket" "$out" || fail "no word on align-by-socket"
+
+step "--strict names every object it does not read, and prints no 'skipped' line (item 12.5)"
+printf 'apiVersion: v1\nkind: Service\nmetadata: {name: s1}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: s2}\n---\n' >kinds.yaml
+cat pod.yaml >>kinds.yaml
+run admit kinds.yaml --strict
+[ "$rc" != 0 ] && has "Service s1" "$err" && has "Service s2" "$err" && ! has "skipped" "$err" ||
+  fail "--strict exited $rc without naming both Services"
+
+step "JSON: a trailing comma is refused and named, a top-level array is read (items 12.7, 12.8)"
+printf '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"},\n "spec": {"containers": [{"name": "c", "image": "x",}]}}' >comma.json
+run admit comma.json
+[ "$rc" != 0 ] && has "trailing comma" "$err" || fail "a trailing comma: exit $rc, not named"
+printf '[{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}, "spec": {"containers": [{"name": "c", "image": "x"}]}},\n {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}]' >array.json
+run admit array.json
+[ "$rc" = 0 ] && has "default/a" "$out" && has "default/b" "$out" || fail "a JSON array: exit $rc"
+
+step "admit on gb200 without max-allowable-numa-nodes names the fix, as lint does (item 12.10)"
+run admit pod.yaml --node preset:gb200
+[ "$rc" != 0 ] && has 'max-allowable-numa-nodes: "34"' "$err" || fail "admit does not name the fix"
+
 step "serve and client with relative socket paths (item 2)"
 mkdir -p sv pods
 cp pod.yaml pods/
