@@ -136,6 +136,16 @@ SpewWriter& SpewWriter::CloseSlice() {
   return *this;
 }
 
+void SpewCheckpointHead(SpewWriter& w, std::string_view type_name, std::string_view policy_name) {
+  w.Type(fmt::format("*state.{}", type_name)).OpenStruct();
+  w.FieldName("PolicyName").Type("string").String(policy_name);
+}
+
+void SpewZeroChecksumTail(SpewWriter& w) {
+  w.FieldName("Checksum").Type("checksum.Checksum").Uint(0);
+  w.CloseStruct();
+}
+
 void SpewCpuSetBody(SpewWriter& w, const std::vector<int>& ids) {
   w.OpenStruct().FieldName("elems").Type("map[int]struct {}").OpenMap();
   for (int id : ids) w.Key().Int(id).Colon().String("{}");

@@ -30,8 +30,10 @@
 #define PODTOPO_CHECKPOINT_CHECKSUM_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace podtopo::checkpoint {
@@ -82,6 +84,50 @@ class SpewWriter {
   std::string* out_;
   std::vector<bool> first_;  // per open container: no item written yet
 };
+
+// The start of a checkpoint struct's dump, `(*state.<type_name>){PolicyName:(string)<policy>`,
+// and its end with the checksum zeroed as VerifyChecksum hashes it,
+// ` Checksum:(checksum.Checksum)0}`.
+void SpewCheckpointHead(SpewWriter& w, std::string_view type_name, std::string_view policy_name);
+void SpewZeroChecksumTail(SpewWriter& w);
+
+// A map body (after its type prefix, if any): `<nil>` for a nil map, else `map[k:v k:v]` in
+// std::map order, which is spew's SortKeys order for string keys and for integer keys.
+// spew_value(w, value) writes each value.
+template <class Map, class SpewValue>
+void SpewMap(SpewWriter& w, const std::optional<Map>& m, SpewValue&& spew_value) {
+  if (!m) {
+    w.Nil();
+    return;
+  }
+  w.OpenMap();
+  for (const auto& [key, value] : *m) {
+    w.Key();
+    if constexpr (std::is_integral_v<std::decay_t<decltype(key)>>) {
+      w.Int(key);
+    } else {
+      w.String(key);
+    }
+    w.Colon();
+    spew_value(w, value);
+  }
+  w.CloseMap();
+}
+
+// A slice body: `<nil>` for a nil slice, else `[a b]`; spew_elem(w, elem) writes each element.
+template <class T, class SpewElem>
+void SpewSlice(SpewWriter& w, const std::optional<std::vector<T>>& v, SpewElem&& spew_elem) {
+  if (!v) {
+    w.Nil();
+    return;
+  }
+  w.OpenSlice();
+  for (const T& elem : *v) {
+    w.Elem();
+    spew_elem(w, elem);
+  }
+  w.CloseSlice();
+}
 
 // Spew of a cpuset.CPUSet value as a map value / field body (no type prefix):
 // `{elems:(map[int]struct {})map[2:{} 8:{}]}`. `ids` must be ascending.

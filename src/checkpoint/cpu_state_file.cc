@@ -5,18 +5,18 @@
 
 #include "checkpoint/checksum.h"
 #include "checkpoint/go_json.h"
-#include "checkpoint/internal.h"
+#include "checkpoint/checkpoint_file.h"
 #include "cpuset/cpuset.h"
 #include "fmt/format.h"
-#include "util/file.h"
 #include "util/go_strconv.h"
 #include "util/status_macros.h"
 
 namespace podtopo::checkpoint {
 namespace {
 
+using internal::ChecksumField;
 using internal::Corrupted;
-using internal::Prefix;
+using internal::StringField;
 
 using gojson::Decoder;
 using gojson::FieldSpec;
@@ -38,6 +38,7 @@ struct PodEntryWire {
 using PodEntriesWire = std::optional<std::map<std::string, PodEntryWire>>;
 
 struct V1Wire {
+  static constexpr char kGoStruct[] = "CPUManagerCheckpointV1";
   std::string policy_name;
   std::string default_cpu_set;
   std::optional<StrMap> entries = StrMap{};
@@ -45,6 +46,7 @@ struct V1Wire {
 };
 
 struct V2Wire {
+  static constexpr char kGoStruct[] = "CPUManagerCheckpointV2";
   std::string policy_name;
   std::string default_cpu_set;
   EntriesV2 entries = EntriesV2::value_type{};
@@ -52,6 +54,7 @@ struct V2Wire {
 };
 
 struct V3Wire {
+  static constexpr char kGoStruct[] = "CPUManagerCheckpointV3";
   std::string policy_name;
   std::string default_cpu_set;
   EntriesV2 entries = EntriesV2::value_type{};
@@ -68,108 +71,72 @@ struct DataWire {
 };
 
 // CPUManagerCheckpoint (V4): embedded V2 + data + dataChecksum.
-struct V4Wire {
-  V2Wire inline_part;
-  std::string data;
-  uint64_t data_checksum = 0;
-  DataWire checkpoint_data;
-};
+using V4Wire = internal::DataChecksumWire<V2Wire, DataWire>;
 
+constexpr internal::CheckpointNames kNames{
+    .manager = "CPU manager", .lower = "cpu manager", .go_struct = "CPUManagerCheckpoint",
+    .inline_part = "CPUManagerCheckpointV2", .data_version = 4};
 constexpr char kLegacyName[] = "CPUManagerCheckpoint";
 constexpr char kEntriesV2Type[] = "map[string]map[string]string";
-constexpr char kChecksumType[] = "checksum.Checksum";
 
 // ---------------------------------------------------------------------------------------
 // Spew.
 
 void SpewEntriesV2(SpewWriter& w, const EntriesV2& entries) {
   w.Type(kEntriesV2Type);
-  if (!entries) {
-    w.Nil();
-    return;
-  }
-  w.OpenMap();
-  for (const auto& [pod, containers] : *entries) {
-    w.Key().String(pod).Colon();
-    if (!containers) {
-      w.Nil();
-      continue;
-    }
-    w.OpenMap();
-    for (const auto& [name, cpus] : *containers) w.Key().String(name).Colon().String(cpus);
-    w.CloseMap();
-  }
-  w.CloseMap();
+  SpewMap(w, entries, [](SpewWriter& ww, const std::optional<StrMap>& containers) {
+    SpewMap(ww, containers, [](SpewWriter& w3, const std::string& cpus) { w3.String(cpus); });
+  });
 }
 
 void SpewPodEntries(SpewWriter& w, const PodEntriesWire& pod_entries) {
   w.Type("state.PodCPUAssignments");
-  if (!pod_entries) {
-    w.Nil();
-    return;
-  }
-  w.OpenMap();
-  for (const auto& [pod, entry] : *pod_entries) {
-    w.Key().String(pod).Colon();
-    w.OpenStruct().FieldName("CPUSet").Type("cpuset.CPUSet");
+  SpewMap(w, pod_entries, [](SpewWriter& ww, const PodEntryWire& entry) {
+    ww.OpenStruct().FieldName("CPUSet").Type("cpuset.CPUSet");
     if (entry.nil_elems) {
-      w.OpenStruct().FieldName("elems").Type("map[int]struct {}").Nil().CloseStruct();
+      ww.OpenStruct().FieldName("elems").Type("map[int]struct {}").Nil().CloseStruct();
     } else {
-      SpewCpuSetBody(w, entry.ids);
+      SpewCpuSetBody(ww, entry.ids);
     }
-    w.CloseStruct();
-  }
-  w.CloseMap();
+    ww.CloseStruct();
+  });
 }
 
-void SpewHeader(SpewWriter& w, std::string_view type_name, std::string_view policy,
-                std::string_view default_cpu_set) {
-  w.Type(fmt::format("*state.{}", type_name)).OpenStruct();
-  w.FieldName("PolicyName").Type("string").String(policy);
+// The dump of a legacy struct (V1, V2, V3) with Checksum 0; spew_entries writes the members
+// after DefaultCPUSet.
+template <class SpewEntries>
+std::string SpewLegacy(std::string_view type_name, std::string_view policy_name,
+                       std::string_view default_cpu_set, SpewEntries&& spew_entries) {
+  std::string out;
+  SpewWriter w(&out);
+  SpewCheckpointHead(w, type_name, policy_name);
   w.FieldName("DefaultCPUSet").Type("string").String(default_cpu_set);
-}
-
-void SpewChecksumZero(SpewWriter& w) {
-  w.FieldName("Checksum").Type(kChecksumType).Uint(0);
-  w.CloseStruct();
+  spew_entries(w);
+  SpewZeroChecksumTail(w);
+  return out;
 }
 
 std::string SpewV1Wire(std::string_view type_name, const V1Wire& cp) {
-  std::string out;
-  SpewWriter w(&out);
-  SpewHeader(w, type_name, cp.policy_name, cp.default_cpu_set);
-  w.FieldName("Entries").Type("map[string]string");
-  if (!cp.entries) {
-    w.Nil();
-  } else {
-    w.OpenMap();
-    for (const auto& [id, cpus] : *cp.entries) w.Key().String(id).Colon().String(cpus);
-    w.CloseMap();
-  }
-  SpewChecksumZero(w);
-  return out;
+  return SpewLegacy(type_name, cp.policy_name, cp.default_cpu_set, [&](SpewWriter& w) {
+    w.FieldName("Entries").Type("map[string]string");
+    SpewMap(w, cp.entries, [](SpewWriter& ww, const std::string& cpus) { ww.String(cpus); });
+  });
 }
 
 std::string SpewV2Wire(std::string_view type_name, const V2Wire& cp) {
-  std::string out;
-  SpewWriter w(&out);
-  SpewHeader(w, type_name, cp.policy_name, cp.default_cpu_set);
-  w.FieldName("Entries");
-  SpewEntriesV2(w, cp.entries);
-  SpewChecksumZero(w);
-  return out;
+  return SpewLegacy(type_name, cp.policy_name, cp.default_cpu_set, [&](SpewWriter& w) {
+    w.FieldName("Entries");
+    SpewEntriesV2(w, cp.entries);
+  });
 }
 
 std::string SpewV3Wire(std::string_view type_name, const V3Wire& cp) {
-  std::string out;
-  SpewWriter w(&out);
-  SpewHeader(w, type_name, cp.policy_name, cp.default_cpu_set);
-  w.FieldName("Entries");
-  SpewEntriesV2(w, cp.entries);
-  w.FieldName("PodEntries");
-  SpewPodEntries(w, cp.pod_entries);
-  SpewChecksumZero(w);
-  return out;
+  return SpewLegacy(type_name, cp.policy_name, cp.default_cpu_set, [&](SpewWriter& w) {
+    w.FieldName("Entries");
+    SpewEntriesV2(w, cp.entries);
+    w.FieldName("PodEntries");
+    SpewPodEntries(w, cp.pod_entries);
+  });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -250,24 +217,8 @@ absl::Status DecodePodEntries(Decoder& d, const Value& v, PodEntriesWire& out) {
   return gojson::DecodeStringMap(d, v, out, "state.PodCPUAssignments", DecodePodEntry);
 }
 
-FieldSpec StringField(std::string_view name, std::string& target,
-                      std::vector<std::string_view> embedded = {}) {
-  return FieldSpec{name, std::move(embedded), [&target](Decoder& d, const Value& v) {
-                     gojson::DecodeString(d, v, target, "string");
-                     return absl::OkStatus();
-                   }};
-}
-
-FieldSpec ChecksumField(std::string_view name, uint64_t& target,
-                        std::vector<std::string_view> embedded = {}) {
-  return FieldSpec{name, std::move(embedded), [&target](Decoder& d, const Value& v) {
-                     gojson::DecodeUint64(d, v, target, kChecksumType);
-                     return absl::OkStatus();
-                   }};
-}
-
-FieldSpec EntriesV2Field(EntriesV2& target, std::vector<std::string_view> embedded = {}) {
-  return FieldSpec{"entries", std::move(embedded), [&target](Decoder& d, const Value& v) {
+FieldSpec EntriesV2Field(EntriesV2& target) {
+  return FieldSpec{"entries", {}, [&target](Decoder& d, const Value& v) {
                      return DecodeEntriesV2(d, v, target);
                    }};
 }
@@ -278,69 +229,26 @@ FieldSpec PodEntriesField(PodEntriesWire& target) {
                    }};
 }
 
-absl::Status UnmarshalV1(std::string_view contents, V1Wire& cp) {
-  return gojson::Unmarshal(contents, [&](Decoder& d, const Value& v) {
-    std::vector<FieldSpec> fields = {
-        StringField("policyName", cp.policy_name),
-        StringField("defaultCpuSet", cp.default_cpu_set),
-        FieldSpec{"entries", {}, [&](Decoder& dd, const Value& m) {
-                    return DecodeStrMap(dd, m, cp.entries, "map[string]string");
-                  }},
-        ChecksumField("checksum", cp.checksum)};
-    return gojson::DecodeStruct(d, v, "CPUManagerCheckpointV1", "state.CPUManagerCheckpointV1",
-                                fields);
-  });
+// The members of V2, V3, V4's inline V2 part and V4's data (internal::Unmarshal), in the
+// kubelet's struct order:
+// policyName, defaultCpuSet, entries, then podEntries (V3, data) and checksum (not data).
+template <class Wire>
+std::vector<FieldSpec> Fields(Wire& cp) {
+  std::vector<FieldSpec> fields = {StringField("policyName", cp.policy_name),
+                                   StringField("defaultCpuSet", cp.default_cpu_set),
+                                   EntriesV2Field(cp.entries)};
+  if constexpr (requires { cp.pod_entries; }) fields.push_back(PodEntriesField(cp.pod_entries));
+  if constexpr (requires { cp.checksum; }) fields.push_back(ChecksumField("checksum", cp.checksum));
+  return fields;
 }
 
-absl::Status UnmarshalV2(std::string_view contents, V2Wire& cp) {
-  return gojson::Unmarshal(contents, [&](Decoder& d, const Value& v) {
-    std::vector<FieldSpec> fields = {StringField("policyName", cp.policy_name),
-                                     StringField("defaultCpuSet", cp.default_cpu_set),
-                                     EntriesV2Field(cp.entries),
-                                     ChecksumField("checksum", cp.checksum)};
-    return gojson::DecodeStruct(d, v, "CPUManagerCheckpointV2", "state.CPUManagerCheckpointV2",
-                                fields);
-  });
-}
-
-absl::Status UnmarshalV3(std::string_view contents, V3Wire& cp) {
-  return gojson::Unmarshal(contents, [&](Decoder& d, const Value& v) {
-    std::vector<FieldSpec> fields = {
-        StringField("policyName", cp.policy_name),
-        StringField("defaultCpuSet", cp.default_cpu_set), EntriesV2Field(cp.entries),
-        PodEntriesField(cp.pod_entries), ChecksumField("checksum", cp.checksum)};
-    return gojson::DecodeStruct(d, v, "CPUManagerCheckpointV3", "state.CPUManagerCheckpointV3",
-                                fields);
-  });
-}
-
-// CPUManagerCheckpoint.UnmarshalCheckpoint + VerifyChecksum.
-absl::Status UnmarshalAndVerifyV4(std::string_view contents, V4Wire& cp) {
-  absl::Status s = gojson::Unmarshal(contents, [&](Decoder& d, const Value& v) {
-    const std::vector<std::string_view> embedded = {"CPUManagerCheckpointV2"};
-    V2Wire& in = cp.inline_part;
-    std::vector<FieldSpec> fields = {StringField("policyName", in.policy_name, embedded),
-                                     StringField("defaultCpuSet", in.default_cpu_set, embedded),
-                                     EntriesV2Field(in.entries, embedded),
-                                     ChecksumField("checksum", in.checksum, embedded),
-                                     StringField("data", cp.data),
-                                     ChecksumField("dataChecksum", cp.data_checksum)};
-    return gojson::DecodeStruct(d, v, "CPUManagerCheckpoint", "state.CPUManagerCheckpoint",
-                                fields);
-  });
-  if (!s.ok()) return Prefix("failed to deserialize cpu manager checkpoint: ", s);
-  s = gojson::Unmarshal(cp.data, [&](Decoder& d, const Value& v) {
-    DataWire& data = cp.checkpoint_data;
-    std::vector<FieldSpec> fields = {StringField("policyName", data.policy_name),
-                                     StringField("defaultCpuSet", data.default_cpu_set),
-                                     EntriesV2Field(data.entries),
-                                     PodEntriesField(data.pod_entries)};
-    return gojson::DecodeStruct(d, v, "CPUManagerCheckpointData",
-                                "state.CPUManagerCheckpointData", fields);
-  });
-  if (!s.ok()) return Prefix("failed to deserialize cpu manager checkpoint data: ", s);
-  if (cp.data_checksum != DataChecksum(cp.data)) return Corrupted();
-  return absl::OkStatus();
+std::vector<FieldSpec> Fields(V1Wire& cp) {
+  return {StringField("policyName", cp.policy_name),
+          StringField("defaultCpuSet", cp.default_cpu_set),
+          FieldSpec{"entries", {}, [&cp](Decoder& d, const Value& m) {
+                      return DecodeStrMap(d, m, cp.entries, "map[string]string");
+                    }},
+          ChecksumField("checksum", cp.checksum)};
 }
 
 // migrateV2CheckpointToV3Checkpoint / migrateV3CheckpointToV4Checkpoint: only non-empty
@@ -364,25 +272,19 @@ struct Loaded {
 // A chain starting at `newest_format` skips the newer formats (an older kubelet's chain).
 absl::StatusOr<Loaded> LoadChain(std::string_view contents, bool pod_level_resource_managers,
                                  int newest_format) {
-  absl::Status err;
   if (newest_format >= 4) {
     V4Wire v4;
-    err = UnmarshalAndVerifyV4(contents, v4);
+    absl::Status err = internal::UnmarshalAndVerify(contents, kNames, v4);
     if (err.ok()) {
       return Loaded{std::move(v4.checkpoint_data), 4, std::move(v4.data),
                     v4.inline_part.checksum};
     }
-    if (!v4.data.empty() || v4.data_checksum != 0) {
-      return Prefix("could not load v4 checkpoint: ", err);
-    }
+    PODTOPO_RETURN_IF_ERROR(internal::DataFormatFailure(kNames, err, v4.data, v4.data_checksum));
   }
 
   V3Wire v3;
-  if (newest_format >= 3) {
-    err = UnmarshalV3(contents, v3);
-    if (err.ok() && !VerifyV3(v3)) err = Corrupted();
-  }
-  if (newest_format >= 3 && err.ok()) {
+  if (newest_format >= 3 &&
+      internal::Verified(internal::Unmarshal(contents, v3), [&] { return VerifyV3(v3); }).ok()) {
     Loaded out;
     out.version = 3;
     out.data.policy_name = v3.policy_name;
@@ -393,9 +295,9 @@ absl::StatusOr<Loaded> LoadChain(std::string_view contents, bool pod_level_resou
   }
 
   V2Wire v2;
-  err = UnmarshalV2(contents, v2);
-  if (err.ok() && !VerifyV2(v2, pod_level_resource_managers)) err = Corrupted();
-  if (!err.ok()) return err;
+  PODTOPO_RETURN_IF_ERROR(internal::Verified(internal::Unmarshal(contents, v2), [&] {
+    return VerifyV2(v2, pod_level_resource_managers);
+  }));
   Loaded out;
   out.version = 2;
   out.data.policy_name = v2.policy_name;
@@ -407,15 +309,8 @@ absl::StatusOr<Loaded> LoadChain(std::string_view contents, bool pod_level_resou
 // True when the bytes are a verifiable V1 checkpoint (what ≤1.35 kubelets still read).
 bool LooksLikeV1(std::string_view contents) {
   V1Wire v1;
-  if (!UnmarshalV1(contents, v1).ok() || !VerifyV1(v1)) return false;
+  if (!internal::Unmarshal(contents, v1).ok() || !VerifyV1(v1)) return false;
   return v1.checksum != 0 || (v1.entries && !v1.entries->empty());
-}
-
-std::string WrapRestoreError(std::string_view err, const std::string& path) {
-  return fmt::format(
-      "could not restore state from checkpoint: {}, please drain this node and delete the CPU "
-      "manager checkpoint file {} before restarting Kubelet",
-      err, GoQuote(path));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -429,23 +324,17 @@ const Schema kPodEntries = Schema::Map(&kPodEntry);
 const Schema kBaseline = Schema::Object({{"baseline", &kScalar}});
 const Schema kContainerBaselines = Schema::Map(&kBaseline);
 const Schema kBaselines = Schema::Map(&kContainerBaselines);
-const Schema kTopSchema = Schema::Object({{"policyName", &kScalar},
-                                          {"defaultCpuSet", &kScalar},
-                                          {"entries", &kEntries},
-                                          {"podEntries", &kPodEntries},
-                                          {"checksum", &kScalar},
-                                          {"data", &kScalar},
-                                          {"dataChecksum", &kScalar}});
-const Schema kDataSchema = Schema::Object({{"policyName", &kScalar},
-                                           {"defaultCpuSet", &kScalar},
-                                           {"entries", &kEntries},
-                                           {"podEntries", &kPodEntries},
-                                           {"baselines", &kBaselines}});
 // `data` when its baselines are not of the known shape: they are kept as an unknown member.
 const Schema kDataSchemaWithoutBaselines = Schema::Object({{"policyName", &kScalar},
                                                            {"defaultCpuSet", &kScalar},
                                                            {"entries", &kEntries},
                                                            {"podEntries", &kPodEntries}});
+const Schema kDataSchema = [] {
+  Schema data = kDataSchemaWithoutBaselines;
+  data.members.emplace_back("baselines", &kBaselines);
+  return data;
+}();
+const Schema kTopSchema = internal::FileSchema(kDataSchemaWithoutBaselines);
 
 // data.baselines when it is {pod: {container: {"baseline": string}}} (last duplicate wins, as
 // in Go); nullopt for any other shape.
@@ -538,33 +427,17 @@ absl::StatusOr<CpuCheckpoint> Canonicalize(const CpuCheckpoint& cp, bool with_po
 void AppendPodContainerMap(std::string& out, std::string_view key,
                            const std::map<std::string, std::map<std::string, std::string>>& m,
                            std::string_view value_key) {
-  if (m.empty()) return;  // omitempty
-  out += ',';
-  gojson::AppendQuoted(out, key);
-  out += ":{";
-  bool first_pod = true;
-  for (const auto& [pod, containers] : m) {
-    if (!first_pod) out += ',';
-    first_pod = false;
-    gojson::AppendQuoted(out, pod);
-    out += ":{";
-    bool first = true;
-    for (const auto& [name, cpus] : containers) {
-      if (!first) out += ',';
-      first = false;
-      gojson::AppendQuoted(out, name);
-      out += ':';
+  gojson::AppendOmitEmptyObject(out, key, m, [&](std::string& o, const StrMap& containers) {
+    gojson::AppendObject(o, containers, [&](std::string& o2, const std::string& cpus) {
       if (!value_key.empty()) {
-        out += '{';
-        gojson::AppendQuoted(out, value_key);
-        out += ':';
+        o2 += '{';
+        gojson::AppendQuoted(o2, value_key);
+        o2 += ':';
       }
-      gojson::AppendQuoted(out, cpus);
-      if (!value_key.empty()) out += '}';
-    }
-    out += '}';
-  }
-  out += '}';
+      gojson::AppendQuoted(o2, cpus);
+      if (!value_key.empty()) o2 += '}';
+    });
+  });
 }
 
 void AppendEntriesJson(std::string& out, const CpuCheckpoint& cp) {
@@ -572,24 +445,17 @@ void AppendEntriesJson(std::string& out, const CpuCheckpoint& cp) {
 }
 
 void AppendPodEntriesJson(std::string& out, const CpuCheckpoint& cp) {
-  if (cp.pod_entries.empty()) return;  // omitempty
-  out += ",\"podEntries\":{";
-  bool first = true;
-  for (const auto& [pod, cpus] : cp.pod_entries) {
-    if (!first) out += ',';
-    first = false;
-    gojson::AppendQuoted(out, pod);
-    out += ':';
-    // PodEntry.MarshalJSON: {"cpuSet":"..."} with omitempty on the string.
-    if (cpus.empty()) {
-      out += "{}";
-    } else {
-      out += "{\"cpuSet\":";
-      gojson::AppendQuoted(out, cpus);
-      out += '}';
-    }
-  }
-  out += '}';
+  gojson::AppendOmitEmptyObject(out, "podEntries", cp.pod_entries,
+                                [](std::string& o, const std::string& cpus) {
+                                  // PodEntry.MarshalJSON: {"cpuSet":"..."}, omitempty.
+                                  if (cpus.empty()) {
+                                    o += "{}";
+                                  } else {
+                                    o += "{\"cpuSet\":";
+                                    gojson::AppendQuoted(o, cpus);
+                                    o += '}';
+                                  }
+                                });
 }
 
 void AppendBaselinesJson(std::string& out, const CpuCheckpoint& cp) {
@@ -663,22 +529,20 @@ absl::StatusOr<std::string> SpewCpuV3(std::string_view type_name, const CpuCheck
 absl::StatusOr<CpuCheckpoint> RestoreCpuCheckpoint(std::string_view contents,
                                                    const std::string& path,
                                                    const CpuLoadOptions& options) {
-  auto fail = [&](std::string_view err) {
-    return absl::FailedPreconditionError(WrapRestoreError(err, path));
-  };
+  auto fail = [&](std::string_view err) { return internal::RestoreError(kNames, err, path); };
   absl::StatusOr<Loaded> loaded =
       LoadChain(contents, options.pod_level_resource_managers, options.newest_format);
   if (!loaded.ok()) {
     const std::string err(loaded.status().message());
-    std::string message = WrapRestoreError(err, path);
     // A V4 hard failure is about the V4 payload; otherwise say why a V1 file is refused.
     if (err.rfind("could not load v4 checkpoint", 0) != 0 && LooksLikeV1(contents)) {
-      message +=
+      return internal::RestoreError(
+          kNames, err, path,
           " (note: this is a V1 checkpoint - entries keyed by container ID, written by "
           "kubelet <= 1.17 - which kubelet v1.37 no longer reads; only V2, V3 and V4 are "
-          "accepted)";
+          "accepted)");
     }
-    return absl::FailedPreconditionError(message);
+    return fail(err);
   }
   const DataWire& data = loaded->data;
 
@@ -721,15 +585,9 @@ absl::StatusOr<CpuCheckpoint> RestoreCpuCheckpoint(std::string_view contents,
 
 absl::StatusOr<std::optional<CpuCheckpoint>> LoadCpuCheckpointFile(
     const std::string& path, const CpuLoadOptions& options) {
-  absl::StatusOr<std::string> contents = ReadFile(path);
-  if (!contents.ok()) {
-    if (absl::IsNotFound(contents.status())) return std::optional<CpuCheckpoint>();
-    // The kubelet's file store returns the os error, e.g. "read <path>: is a directory".
-    return absl::FailedPreconditionError(
-        WrapRestoreError(internal::GoReadErrorText(contents.status(), path), path));
-  }
-  PODTOPO_ASSIGN_OR_RETURN(CpuCheckpoint cp, RestoreCpuCheckpoint(*contents, path, options));
-  return std::optional<CpuCheckpoint>(std::move(cp));
+  return internal::LoadCheckpointFile<CpuCheckpoint>(
+      kNames, path,
+      [&](std::string_view contents) { return RestoreCpuCheckpoint(contents, path, options); });
 }
 
 absl::StatusOr<std::string> MarshalCpuCheckpointData(const CpuCheckpoint& cp,
@@ -740,13 +598,12 @@ absl::StatusOr<std::string> MarshalCpuCheckpointData(const CpuCheckpoint& cp,
   AppendEntriesJson(data, c);
   if (with_pod_entries) AppendPodEntriesJson(data, c);
   AppendBaselinesJson(data, c);
-  data += '}';
-  return WriteWithKept(data, c.kept.data, c.kept.data_order);
+  return internal::CloseData(std::move(data), c.kept);
 }
 
 absl::StatusOr<std::string> MarshalCpuCheckpoint(const CpuCheckpoint& cp,
                                                  const CpuWriteOptions& options) {
-  PODTOPO_RETURN_IF_ERROR(ErrorIfUnkept(cp.kept, "CPU manager"));
+  PODTOPO_RETURN_IF_ERROR(ErrorIfUnkept(cp.kept, kNames.manager));
   const bool with_pods =
       options.pod_level_resource_managers && options.format != CpuFormat::kV2;
   PODTOPO_ASSIGN_OR_RETURN(CpuCheckpoint c, Canonicalize(cp, with_pods));
@@ -755,7 +612,7 @@ absl::StatusOr<std::string> MarshalCpuCheckpoint(const CpuCheckpoint& cp,
     case CpuFormat::kV2: {
       AppendHeaderJson(out, c);
       AppendEntriesJson(out, c);
-      fmt::format_to(std::back_inserter(out), ",\"checksum\":{}}}", V2LegacyChecksum(c));
+      internal::AppendChecksum(out, V2LegacyChecksum(c));
       return out;
     }
     case CpuFormat::kV3: {
@@ -765,7 +622,7 @@ absl::StatusOr<std::string> MarshalCpuCheckpoint(const CpuCheckpoint& cp,
       AppendHeaderJson(out, c);
       AppendEntriesJson(out, c);
       AppendPodEntriesJson(out, c);
-      fmt::format_to(std::back_inserter(out), ",\"checksum\":{}}}", sum);
+      internal::AppendChecksum(out, sum);
       return out;
     }
     case CpuFormat::kV4: {
@@ -777,10 +634,7 @@ absl::StatusOr<std::string> MarshalCpuCheckpoint(const CpuCheckpoint& cp,
       uint64_t inline_sum = legacy ? V2LegacyChecksum(c) : 0;
       AppendHeaderJson(out, c);
       AppendEntriesJson(out, c);
-      fmt::format_to(std::back_inserter(out), ",\"checksum\":{},\"data\":", inline_sum);
-      gojson::AppendQuoted(out, data);
-      fmt::format_to(std::back_inserter(out), ",\"dataChecksum\":{}}}", DataChecksum(data));
-      return WriteWithKept(out, c.kept.top, c.kept.top_order);
+      return internal::AppendDataChecksum(std::move(out), inline_sum, data, c.kept);
     }
   }
   return absl::InternalError("unknown CPU checkpoint format");
@@ -802,8 +656,7 @@ void KeepUnmodelled(const CpuCheckpoint& read, CpuCheckpoint& next) {
 
 absl::Status WriteCpuCheckpointFile(const std::string& path, const CpuCheckpoint& cp,
                                     const CpuWriteOptions& options) {
-  PODTOPO_ASSIGN_OR_RETURN(std::string bytes, MarshalCpuCheckpoint(cp, options));
-  return WriteFileAtomically(path, bytes, 0600);
+  return internal::WriteCheckpointFile(path, MarshalCpuCheckpoint(cp, options));
 }
 
 }  // namespace podtopo::checkpoint
@@ -816,61 +669,46 @@ namespace podtopo::checkpoint {
 ChecksumReport InspectCpuCheckpoint(std::string_view contents, bool pod_level_resource_managers) {
   ChecksumReport r;
   V4Wire v4;
-  absl::Status err = UnmarshalAndVerifyV4(contents, v4);
-  if (internal::InspectDataChecksumFormat(4, err, v4.checkpoint_data.policy_name, v4.data,
+  absl::Status err = internal::UnmarshalAndVerify(contents, kNames, v4);
+  if (internal::InspectDataChecksumFormat(kNames, err, v4.checkpoint_data.policy_name, v4.data,
                                           v4.data_checksum, "checksum",
                                           v4.inline_part.checksum, r)) {
     return r;
   }
 
   V3Wire v3;
-  absl::Status err3 = UnmarshalV3(contents, v3);
+  absl::Status err3 = internal::Unmarshal(contents, v3);
   if (err3.ok()) {
     std::string dump = SpewV3Wire("CPUManagerCheckpointV3", v3);
+    constexpr std::string_view kV3 = "V3 (kubelet 1.36, PodLevelResourceManagers on)";
     if (v3.checksum == Fnv1a32(dump)) {
-      r.version = 3;
-      r.policy_name = v3.policy_name;
-      r.algorithm = fmt::format(
-          "V3 (kubelet 1.36, PodLevelResourceManagers on): checksum {} = FNV-1a-32 of the spew "
-          "dump named CPUManagerCheckpointV3",
-          v3.checksum);
-      return r;
+      return internal::ReportLoaded(
+          r, 3, v3.policy_name,
+          internal::LegacyChecksumText(kV3, v3.checksum, "CPUManagerCheckpointV3"));
     }
     if (v3.checksum == LegacyChecksum(dump, "CPUManagerCheckpointV3", kLegacyName)) {
-      r.version = 3;
-      r.policy_name = v3.policy_name;
-      r.algorithm = fmt::format(
-          "V3 (kubelet 1.36, PodLevelResourceManagers on): checksum {} = FNV-1a-32 of the spew "
-          "dump named CPUManagerCheckpoint",
-          v3.checksum);
-      return r;
+      return internal::ReportLoaded(r, 3, v3.policy_name,
+                                    internal::LegacyChecksumText(kV3, v3.checksum, kLegacyName));
     }
   }
 
   V2Wire v2;
-  absl::Status err2 = UnmarshalV2(contents, v2);
+  absl::Status err2 = internal::Unmarshal(contents, v2);
   if (err2.ok()) {
     std::string dump = SpewV2Wire("CPUManagerCheckpointV2", v2);
     uint64_t legacy = LegacyChecksum(dump, "CPUManagerCheckpointV2", kLegacyName);
     if (v2.checksum == 0 || v2.checksum == legacy ||
         (!pod_level_resource_managers && v2.checksum == Fnv1a32(dump))) {
-      r.version = 2;
-      r.policy_name = v2.policy_name;
-      if (v2.checksum == 0) {
-        r.algorithm = "V2 (kubelet 1.18-1.36): checksum 0, accepted without verification";
-      } else if (v2.checksum == legacy) {
-        r.algorithm = fmt::format(
-            "V2 (kubelet 1.18-1.36): checksum {} = FNV-1a-32 of the spew dump named "
-            "CPUManagerCheckpoint",
-            v2.checksum);
-      } else {
-        r.algorithm = fmt::format(
-            "V2 (kubelet 1.36): checksum {} = FNV-1a-32 of the spew dump named "
-            "CPUManagerCheckpointV2 (accepted only while PodLevelResourceManagers is off)",
-            v2.checksum);
-      }
+      constexpr std::string_view kV2 = "V2 (kubelet 1.18-1.36)";
+      internal::ReportLoaded(
+          r, 2, v2.policy_name,
+          v2.checksum == 0        ? internal::ZeroChecksumText(kV2)
+          : v2.checksum == legacy ? internal::LegacyChecksumText(kV2, v2.checksum, kLegacyName)
+                                  : internal::LegacyChecksumText("V2 (kubelet 1.36)", v2.checksum,
+                                                                 "CPUManagerCheckpointV2") +
+                                        " (accepted only while PodLevelResourceManagers is off)");
       if (err3.ok() && v3.pod_entries && !v3.pod_entries->empty()) {
-        r.algorithm += "; its podEntries are not covered by a valid V3 checksum and are dropped";
+        r.algorithm += internal::DroppedPodEntriesNote(3);
       }
       return r;
     }
@@ -889,21 +727,20 @@ ChecksumReport InspectCpuCheckpoint(std::string_view contents, bool pod_level_re
   }
   // V1: what <= 1.35 kubelets still read.
   V1Wire v1;
-  if (UnmarshalV1(contents, v1).ok() && VerifyV1(v1) &&
+  if (internal::Unmarshal(contents, v1).ok() && VerifyV1(v1) &&
       (v1.checksum != 0 || (v1.entries && !v1.entries->empty()))) {
-    r.version = 1;
-    r.policy_name = v1.policy_name;
-    r.algorithm = fmt::format(
-        "V1 (kubelet <= 1.17): checksum {} = FNV-1a-32 of the spew dump with entries keyed by "
-        "container ID; kubelet 1.37 does not read V1",
-        v1.checksum);
+    internal::ReportLoaded(
+        r, 1, v1.policy_name,
+        fmt::format("V1 (kubelet <= 1.17): checksum {} = FNV-1a-32 of the spew dump with entries "
+                    "keyed by container ID; kubelet 1.37 does not read V1",
+                    v1.checksum));
   }
   return r;
 }
 
 absl::StatusOr<CpuCheckpointV1> DecodeCpuCheckpointV1(std::string_view contents) {
   V1Wire v1;
-  PODTOPO_RETURN_IF_ERROR(UnmarshalV1(contents, v1));
+  PODTOPO_RETURN_IF_ERROR(internal::Unmarshal(contents, v1));
   if (!VerifyV1(v1)) return absl::InvalidArgumentError("checkpoint is corrupted");
   CpuCheckpointV1 out;
   out.policy_name = v1.policy_name;

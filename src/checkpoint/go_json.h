@@ -70,6 +70,34 @@ absl::StatusOr<Value> Parse(std::string_view data);
 std::string Quote(std::string_view s);
 void AppendQuoted(std::string& out, std::string_view s);
 
+// json.Marshal of a map with string keys: {"<key>":<value>,...} in std::map order, which is
+// Go's (keys sorted bytewise). append_value(out, value) writes each value.
+template <class Map, class AppendValue>
+void AppendObject(std::string& out, const Map& m, AppendValue&& append_value) {
+  out += '{';
+  bool first = true;
+  for (const auto& [key, value] : m) {
+    if (!first) out += ',';
+    first = false;
+    AppendQuoted(out, key);
+    out += ':';
+    append_value(out, value);
+  }
+  out += '}';
+}
+
+// A struct member `key` holding such a map, tagged omitempty: ,"<key>":{...}, nothing when
+// the map is empty.
+template <class Map, class AppendValue>
+void AppendOmitEmptyObject(std::string& out, std::string_view key, const Map& m,
+                           AppendValue&& append_value) {
+  if (m.empty()) return;
+  out += ',';
+  AppendQuoted(out, key);
+  out += ':';
+  AppendObject(out, m, append_value);
+}
+
 // A parsed value written back compactly: members in their order, numbers as written, strings
 // with json.Marshal's escaping. For compact json.Marshal output, Marshal(Parse(x)) == x.
 std::string Marshal(const Value& v);

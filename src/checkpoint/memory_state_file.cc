@@ -6,17 +6,18 @@
 
 #include "checkpoint/checksum.h"
 #include "checkpoint/go_json.h"
-#include "checkpoint/internal.h"
+#include "checkpoint/checkpoint_file.h"
 #include "fmt/format.h"
-#include "util/file.h"
 #include "util/go_strconv.h"
 #include "util/status_macros.h"
 
 namespace podtopo::checkpoint {
 namespace {
 
+using internal::ChecksumField;
 using internal::Corrupted;
-using internal::Prefix;
+using internal::StringField;
+using internal::Uint64Field;
 
 using gojson::Decoder;
 using gojson::FieldSpec;
@@ -52,6 +53,7 @@ struct PodEntryWire {
 using PodEntriesWire = std::optional<std::map<std::string, PodEntryWire>>;
 
 struct V1Wire {
+  static constexpr char kGoStruct[] = "MemoryManagerCheckpointV1";
   std::string policy_name;
   MachineWire machine_state = MachineWire::value_type{};
   EntriesWire entries = EntriesWire::value_type{};
@@ -59,6 +61,7 @@ struct V1Wire {
 };
 
 struct V2Wire {
+  static constexpr char kGoStruct[] = "MemoryManagerCheckpointV2";
   std::string policy_name;
   MachineWire machine_state = MachineWire::value_type{};
   EntriesWire entries = EntriesWire::value_type{};
@@ -73,158 +76,94 @@ struct DataWire {
   PodEntriesWire pod_entries = PodEntriesWire::value_type{};
 };
 
-struct V3Wire {
-  V1Wire inline_part;
-  std::string data;
-  uint64_t data_checksum = 0;
-  DataWire checkpoint_data;
-};
+// MemoryManagerCheckpoint (V3): embedded V1 + data + dataChecksum.
+using V3Wire = internal::DataChecksumWire<V1Wire, DataWire>;
 
+constexpr internal::CheckpointNames kNames{
+    .manager = "memory manager", .lower = "memory manager", .go_struct = "MemoryManagerCheckpoint",
+    .inline_part = "MemoryManagerCheckpointV1", .data_version = 3};
 constexpr char kLegacyName[] = "MemoryManagerCheckpoint";
-constexpr char kChecksumType[] = "checksum.Checksum";
 
 // ---------------------------------------------------------------------------------------
 // Spew.
 
 void SpewInts(SpewWriter& w, const std::optional<std::vector<int64_t>>& v) {
   w.Type("[]int");
-  if (!v) {
-    w.Nil();
-    return;
-  }
-  w.OpenSlice();
-  for (int64_t x : *v) w.Elem().Int(x);
-  w.CloseSlice();
+  SpewSlice(w, v, [](SpewWriter& ww, int64_t x) { ww.Int(x); });
 }
 
-void SpewMachine(SpewWriter& w, const MachineWire& machine) {
-  w.Type("state.NUMANodeMap");
-  if (!machine) {
+void SpewTable(SpewWriter& w, const std::optional<TableWire>& table) {
+  if (!table) {
     w.Nil();
     return;
   }
-  w.OpenMap();
-  for (const auto& [id, node] : *machine) {
-    w.Key().Int(id).Colon();
-    if (!node) {
-      w.Nil();
-      continue;
-    }
-    w.PointerMarker().OpenStruct();
-    w.FieldName("NumberOfAssignments").Type("int").Int(node->number_of_assignments);
-    w.FieldName("MemoryMap").Type("map[v1.ResourceName]*state.MemoryTable");
-    if (!node->memory_map) {
-      w.Nil();
-    } else {
-      w.OpenMap();
-      for (const auto& [name, table] : *node->memory_map) {
-        w.Key().String(name).Colon();
-        if (!table) {
-          w.Nil();
-          continue;
-        }
-        w.PointerMarker().OpenStruct();
-        w.FieldName("TotalMemSize").Type("uint64").Uint(table->total);
-        w.FieldName("SystemReserved").Type("uint64").Uint(table->system_reserved);
-        w.FieldName("Allocatable").Type("uint64").Uint(table->allocatable);
-        w.FieldName("Reserved").Type("uint64").Uint(table->reserved);
-        w.FieldName("Free").Type("uint64").Uint(table->free);
-        w.CloseStruct();
-      }
-      w.CloseMap();
-    }
-    w.FieldName("Cells");
-    SpewInts(w, node->cells);
-    w.CloseStruct();
+  w.PointerMarker().OpenStruct();
+  w.FieldName("TotalMemSize").Type("uint64").Uint(table->total);
+  w.FieldName("SystemReserved").Type("uint64").Uint(table->system_reserved);
+  w.FieldName("Allocatable").Type("uint64").Uint(table->allocatable);
+  w.FieldName("Reserved").Type("uint64").Uint(table->reserved);
+  w.FieldName("Free").Type("uint64").Uint(table->free);
+  w.CloseStruct();
+}
+
+void SpewNode(SpewWriter& w, const std::optional<NodeWire>& node) {
+  if (!node) {
+    w.Nil();
+    return;
   }
-  w.CloseMap();
+  w.PointerMarker().OpenStruct();
+  w.FieldName("NumberOfAssignments").Type("int").Int(node->number_of_assignments);
+  w.FieldName("MemoryMap").Type("map[v1.ResourceName]*state.MemoryTable");
+  SpewMap(w, node->memory_map, SpewTable);
+  w.FieldName("Cells");
+  SpewInts(w, node->cells);
+  w.CloseStruct();
 }
 
 // An untyped []Block (a map value or a typed field body once the prefix is written).
 void SpewBlocksBody(SpewWriter& w, const BlocksWire& blocks) {
-  if (!blocks) {
-    w.Nil();
-    return;
-  }
-  w.OpenSlice();
-  for (const BlockWire& b : *blocks) {
-    w.Elem().OpenStruct();
-    w.FieldName("NUMAAffinity");
-    SpewInts(w, b.numa_affinity);
-    w.FieldName("Type").Type("v1.ResourceName").String(b.type);
-    w.FieldName("Size").Type("uint64").Uint(b.size);
-    w.CloseStruct();
-  }
-  w.CloseSlice();
+  SpewSlice(w, blocks, [](SpewWriter& ww, const BlockWire& b) {
+    ww.OpenStruct();
+    ww.FieldName("NUMAAffinity");
+    SpewInts(ww, b.numa_affinity);
+    ww.FieldName("Type").Type("v1.ResourceName").String(b.type);
+    ww.FieldName("Size").Type("uint64").Uint(b.size);
+    ww.CloseStruct();
+  });
 }
 
-void SpewEntries(SpewWriter& w, const EntriesWire& entries) {
-  w.Type("state.ContainerMemoryAssignments");
-  if (!entries) {
-    w.Nil();
-    return;
+// The dump of a legacy struct (V1, V2) with Checksum 0: PolicyName, MachineState, Entries,
+// then PodEntries when `pod_entries` is given.
+std::string SpewLegacy(std::string_view type_name, std::string_view policy_name,
+                       const MachineWire& machine, const EntriesWire& entries,
+                       const PodEntriesWire* pod_entries) {
+  std::string out;
+  SpewWriter w(&out);
+  SpewCheckpointHead(w, type_name, policy_name);
+  w.FieldName("MachineState").Type("state.NUMANodeMap");
+  SpewMap(w, machine, SpewNode);
+  w.FieldName("Entries").Type("state.ContainerMemoryAssignments");
+  SpewMap(w, entries, [](SpewWriter& ww, const auto& containers) {
+    SpewMap(ww, containers, SpewBlocksBody);
+  });
+  if (pod_entries != nullptr) {
+    w.FieldName("PodEntries").Type("state.PodMemoryAssignments");
+    SpewMap(w, *pod_entries, [](SpewWriter& ww, const PodEntryWire& entry) {
+      ww.OpenStruct().FieldName("MemoryBlocks").Type("[]state.Block");
+      SpewBlocksBody(ww, entry.memory_blocks);
+      ww.CloseStruct();
+    });
   }
-  w.OpenMap();
-  for (const auto& [pod, containers] : *entries) {
-    w.Key().String(pod).Colon();
-    if (!containers) {
-      w.Nil();
-      continue;
-    }
-    w.OpenMap();
-    for (const auto& [name, blocks] : *containers) {
-      w.Key().String(name).Colon();
-      SpewBlocksBody(w, blocks);
-    }
-    w.CloseMap();
-  }
-  w.CloseMap();
-}
-
-void SpewPodEntries(SpewWriter& w, const PodEntriesWire& pod_entries) {
-  w.Type("state.PodMemoryAssignments");
-  if (!pod_entries) {
-    w.Nil();
-    return;
-  }
-  w.OpenMap();
-  for (const auto& [pod, entry] : *pod_entries) {
-    w.Key().String(pod).Colon();
-    w.OpenStruct().FieldName("MemoryBlocks").Type("[]state.Block");
-    SpewBlocksBody(w, entry.memory_blocks);
-    w.CloseStruct();
-  }
-  w.CloseMap();
+  SpewZeroChecksumTail(w);
+  return out;
 }
 
 std::string SpewV1Wire(std::string_view type_name, const V1Wire& cp) {
-  std::string out;
-  SpewWriter w(&out);
-  w.Type(fmt::format("*state.{}", type_name)).OpenStruct();
-  w.FieldName("PolicyName").Type("string").String(cp.policy_name);
-  w.FieldName("MachineState");
-  SpewMachine(w, cp.machine_state);
-  w.FieldName("Entries");
-  SpewEntries(w, cp.entries);
-  w.FieldName("Checksum").Type(kChecksumType).Uint(0);
-  w.CloseStruct();
-  return out;
+  return SpewLegacy(type_name, cp.policy_name, cp.machine_state, cp.entries, nullptr);
 }
 
 std::string SpewV2Wire(std::string_view type_name, const V2Wire& cp) {
-  std::string out;
-  SpewWriter w(&out);
-  w.Type(fmt::format("*state.{}", type_name)).OpenStruct();
-  w.FieldName("PolicyName").Type("string").String(cp.policy_name);
-  w.FieldName("MachineState");
-  SpewMachine(w, cp.machine_state);
-  w.FieldName("Entries");
-  SpewEntries(w, cp.entries);
-  w.FieldName("PodEntries");
-  SpewPodEntries(w, cp.pod_entries);
-  w.FieldName("Checksum").Type(kChecksumType).Uint(0);
-  w.CloseStruct();
-  return out;
+  return SpewLegacy(type_name, cp.policy_name, cp.machine_state, cp.entries, &cp.pod_entries);
 }
 
 uint64_t V1LegacyChecksum(const V1Wire& cp) {
@@ -255,15 +194,11 @@ absl::Status DecodeTable(Decoder& d, const Value& v, std::optional<TableWire>& o
   if (v.IsNull()) return absl::OkStatus();  // map element starts nil and stays nil
   out.emplace();  // indirect() allocates before the kind check
   TableWire& t = *out;
-  auto u64 = [](std::string_view name, uint64_t& target) {
-    return FieldSpec{name, {}, [&target](Decoder& dd, const Value& m) {
-                       gojson::DecodeUint64(dd, m, target, "uint64");
-                       return absl::OkStatus();
-                     }};
-  };
-  std::vector<FieldSpec> fields = {u64("total", t.total), u64("systemReserved", t.system_reserved),
-                                   u64("allocatable", t.allocatable),
-                                   u64("reserved", t.reserved), u64("free", t.free)};
+  std::vector<FieldSpec> fields = {Uint64Field("total", t.total, "uint64"),
+                                   Uint64Field("systemReserved", t.system_reserved, "uint64"),
+                                   Uint64Field("allocatable", t.allocatable, "uint64"),
+                                   Uint64Field("reserved", t.reserved, "uint64"),
+                                   Uint64Field("free", t.free, "uint64")};
   return gojson::DecodeStruct(d, v, "MemoryTable", "state.MemoryTable", fields);
 }
 
@@ -296,15 +231,7 @@ absl::Status DecodeBlock(Decoder& d, const Value& v, BlockWire& b) {
   std::vector<FieldSpec> fields = {
       FieldSpec{"numaAffinity", {},
                 [&b](Decoder& dd, const Value& m) { return DecodeInts(dd, m, b.numa_affinity); }},
-      FieldSpec{"type", {},
-                [&b](Decoder& dd, const Value& m) {
-                  gojson::DecodeString(dd, m, b.type, "v1.ResourceName");
-                  return absl::OkStatus();
-                }},
-      FieldSpec{"size", {}, [&b](Decoder& dd, const Value& m) {
-                  gojson::DecodeUint64(dd, m, b.size, "uint64");
-                  return absl::OkStatus();
-                }}};
+      StringField("type", b.type, "v1.ResourceName"), Uint64Field("size", b.size, "uint64")};
   return gojson::DecodeStruct(d, v, "Block", "state.Block", fields);
 }
 
@@ -331,76 +258,25 @@ absl::Status DecodePodEntries(Decoder& d, const Value& v, PodEntriesWire& out) {
       });
 }
 
-std::vector<FieldSpec> V1Fields(std::string& policy, MachineWire& machine, EntriesWire& entries,
-                                uint64_t& checksum, std::vector<std::string_view> embedded) {
-  return {FieldSpec{"policyName", embedded,
-                    [&policy](Decoder& d, const Value& v) {
-                      gojson::DecodeString(d, v, policy, "string");
-                      return absl::OkStatus();
-                    }},
-          FieldSpec{"machineState", embedded,
-                    [&machine](Decoder& d, const Value& v) { return DecodeMachine(d, v, machine); }},
-          FieldSpec{"entries", embedded,
-                    [&entries](Decoder& d, const Value& v) { return DecodeEntries(d, v, entries); }},
-          FieldSpec{"checksum", embedded, [&checksum](Decoder& d, const Value& v) {
-                      gojson::DecodeUint64(d, v, checksum, kChecksumType);
-                      return absl::OkStatus();
-                    }}};
-}
-
-absl::Status UnmarshalV1(std::string_view contents, V1Wire& cp) {
-  return gojson::Unmarshal(contents, [&](Decoder& d, const Value& v) {
-    return gojson::DecodeStruct(
-        d, v, "MemoryManagerCheckpointV1", "state.MemoryManagerCheckpointV1",
-        V1Fields(cp.policy_name, cp.machine_state, cp.entries, cp.checksum, {}));
-  });
-}
-
-absl::Status UnmarshalV2(std::string_view contents, V2Wire& cp) {
-  return gojson::Unmarshal(contents, [&](Decoder& d, const Value& v) {
-    std::vector<FieldSpec> fields =
-        V1Fields(cp.policy_name, cp.machine_state, cp.entries, cp.checksum, {});
-    fields.insert(fields.begin() + 3,
-                  FieldSpec{"podEntries", {}, [&cp](Decoder& dd, const Value& m) {
-                              return DecodePodEntries(dd, m, cp.pod_entries);
-                            }});
-    return gojson::DecodeStruct(d, v, "MemoryManagerCheckpointV2",
-                                "state.MemoryManagerCheckpointV2", fields);
-  });
-}
-
-absl::Status UnmarshalAndVerifyV3(std::string_view contents, V3Wire& cp) {
-  absl::Status s = gojson::Unmarshal(contents, [&](Decoder& d, const Value& v) {
-    V1Wire& in = cp.inline_part;
-    std::vector<FieldSpec> fields = V1Fields(in.policy_name, in.machine_state, in.entries,
-                                             in.checksum, {"MemoryManagerCheckpointV1"});
-    fields.push_back(FieldSpec{"data", {}, [&cp](Decoder& dd, const Value& m) {
-                                 gojson::DecodeString(dd, m, cp.data, "string");
-                                 return absl::OkStatus();
+// The members of V1, V2, V3's inline V1 part and V3's data, in the kubelet's struct order:
+// policyName, machineState, entries, then podEntries (V2, data) and checksum (not data).
+template <class Wire>
+std::vector<FieldSpec> Fields(Wire& cp) {
+  std::vector<FieldSpec> fields = {
+      StringField("policyName", cp.policy_name),
+      FieldSpec{"machineState", {},
+                [&cp](Decoder& d, const Value& v) {
+                  return DecodeMachine(d, v, cp.machine_state);
+                }},
+      FieldSpec{"entries", {},
+                [&cp](Decoder& d, const Value& v) { return DecodeEntries(d, v, cp.entries); }}};
+  if constexpr (requires { cp.pod_entries; }) {
+    fields.push_back(FieldSpec{"podEntries", {}, [&cp](Decoder& d, const Value& v) {
+                                 return DecodePodEntries(d, v, cp.pod_entries);
                                }});
-    fields.push_back(FieldSpec{"dataChecksum", {}, [&cp](Decoder& dd, const Value& m) {
-                                 gojson::DecodeUint64(dd, m, cp.data_checksum, kChecksumType);
-                                 return absl::OkStatus();
-                               }});
-    return gojson::DecodeStruct(d, v, "MemoryManagerCheckpoint",
-                                "state.MemoryManagerCheckpoint", fields);
-  });
-  if (!s.ok()) return Prefix("failed to deserialize memory manager checkpoint: ", s);
-  s = gojson::Unmarshal(cp.data, [&](Decoder& d, const Value& v) {
-    DataWire& data = cp.checkpoint_data;
-    uint64_t unused = 0;
-    std::vector<FieldSpec> fields =
-        V1Fields(data.policy_name, data.machine_state, data.entries, unused, {});
-    fields.pop_back();  // no checksum in CPUManagerCheckpointData
-    fields.push_back(FieldSpec{"podEntries", {}, [&data](Decoder& dd, const Value& m) {
-                                 return DecodePodEntries(dd, m, data.pod_entries);
-                               }});
-    return gojson::DecodeStruct(d, v, "MemoryManagerCheckpointData",
-                                "state.MemoryManagerCheckpointData", fields);
-  });
-  if (!s.ok()) return Prefix("failed to deserialize memory manager checkpoint data: ", s);
-  if (cp.data_checksum != DataChecksum(cp.data)) return Corrupted();
-  return absl::OkStatus();
+  }
+  if constexpr (requires { cp.checksum; }) fields.push_back(ChecksumField("checksum", cp.checksum));
+  return fields;
 }
 
 struct Loaded {
@@ -413,22 +289,16 @@ struct Loaded {
 // matter here because Restore applies the state's clone semantics afterwards.
 // A chain starting at `newest_format` skips the newer formats (an older kubelet's chain).
 absl::StatusOr<Loaded> LoadChain(std::string_view contents, int newest_format) {
-  absl::Status err;
   if (newest_format >= 3) {
     V3Wire v3;
-    err = UnmarshalAndVerifyV3(contents, v3);
+    absl::Status err = internal::UnmarshalAndVerify(contents, kNames, v3);
     if (err.ok()) return Loaded{std::move(v3.checkpoint_data), 3, std::move(v3.data)};
-    if (!v3.data.empty() || v3.data_checksum != 0) {
-      return Prefix("could not load v3 checkpoint: ", err);
-    }
+    PODTOPO_RETURN_IF_ERROR(internal::DataFormatFailure(kNames, err, v3.data, v3.data_checksum));
   }
 
   V2Wire v2;
-  if (newest_format >= 2) {
-    err = UnmarshalV2(contents, v2);
-    if (err.ok() && !VerifyV2(v2)) err = Corrupted();
-  }
-  if (newest_format >= 2 && err.ok()) {
+  if (newest_format >= 2 &&
+      internal::Verified(internal::Unmarshal(contents, v2), [&] { return VerifyV2(v2); }).ok()) {
     Loaded out;
     out.version = 2;
     out.data.policy_name = v2.policy_name;
@@ -439,9 +309,8 @@ absl::StatusOr<Loaded> LoadChain(std::string_view contents, int newest_format) {
   }
 
   V1Wire v1;
-  err = UnmarshalV1(contents, v1);
-  if (err.ok() && !VerifyV1(v1)) err = Corrupted();
-  if (!err.ok()) return err;
+  PODTOPO_RETURN_IF_ERROR(
+      internal::Verified(internal::Unmarshal(contents, v1), [&] { return VerifyV1(v1); }));
   Loaded out;
   out.version = 1;
   out.data.policy_name = v1.policy_name;
@@ -469,24 +338,11 @@ const Schema kContainerBlocks = Schema::Map(&kBlocks);
 const Schema kEntries = Schema::Map(&kContainerBlocks);
 const Schema kPodEntry = Schema::Object({{"memoryBlocks", &kBlocks}});
 const Schema kPodEntries = Schema::Map(&kPodEntry);
-const Schema kTopSchema = Schema::Object({{"policyName", &kScalar},
-                                          {"machineState", &kMachine},
-                                          {"entries", &kEntries},
-                                          {"podEntries", &kPodEntries},
-                                          {"checksum", &kScalar},
-                                          {"data", &kScalar},
-                                          {"dataChecksum", &kScalar}});
 const Schema kDataSchema = Schema::Object({{"policyName", &kScalar},
                                            {"machineState", &kMachine},
                                            {"entries", &kEntries},
                                            {"podEntries", &kPodEntries}});
-
-std::string WrapRestoreError(std::string_view err, const std::string& path) {
-  return fmt::format(
-      "could not restore state from checkpoint: {}, please drain this node and delete the "
-      "memory manager checkpoint file {} before restarting Kubelet",
-      err, GoQuote(path));
-}
+const Schema kTopSchema = internal::FileSchema(kDataSchema);
 
 absl::StatusOr<int> ToInt(int64_t v, std::string_view what) {
   if (v < INT_MIN || v > INT_MAX) {
@@ -544,29 +400,19 @@ void AppendMachineJson(std::string& out, const std::map<int, NumaNodeState>& mac
   for (const auto& [id, node] : machine) nodes.emplace_back(std::to_string(id), &node);
   std::sort(nodes.begin(), nodes.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-  out += '{';
-  bool first = true;
-  for (const auto& [key, node] : nodes) {
-    if (!first) out += ',';
-    first = false;
-    gojson::AppendQuoted(out, key);
-    fmt::format_to(std::back_inserter(out), ":{{\"numberOfAssignments\":{},\"memoryMap\":{{",
+  gojson::AppendObject(out, nodes, [](std::string& o, const NumaNodeState* node) {
+    fmt::format_to(std::back_inserter(o), "{{\"numberOfAssignments\":{},\"memoryMap\":",
                    node->number_of_assignments);
-    bool first_table = true;
-    for (const auto& [name, t] : node->memory_map) {
-      if (!first_table) out += ',';
-      first_table = false;
-      gojson::AppendQuoted(out, name);
-      fmt::format_to(std::back_inserter(out),
-                     ":{{\"total\":{},\"systemReserved\":{},\"allocatable\":{},\"reserved\":{},"
+    gojson::AppendObject(o, node->memory_map, [](std::string& o2, const MemoryTable& t) {
+      fmt::format_to(std::back_inserter(o2),
+                     "{{\"total\":{},\"systemReserved\":{},\"allocatable\":{},\"reserved\":{},"
                      "\"free\":{}}}",
                      t.total, t.system_reserved, t.allocatable, t.reserved, t.free);
-    }
-    out += "},\"cells\":";
-    AppendInts(out, node->cells);
-    out += '}';
-  }
-  out += '}';
+    });
+    o += ",\"cells\":";
+    AppendInts(o, node->cells);
+    o += '}';
+  });
 }
 
 void AppendBlocksJson(std::string& out, const std::vector<MemoryBlock>& blocks) {
@@ -585,44 +431,24 @@ void AppendBlocksJson(std::string& out, const std::vector<MemoryBlock>& blocks) 
 }
 
 void AppendEntriesJson(std::string& out, const MemoryCheckpoint& cp) {
-  if (cp.entries.empty()) return;  // omitempty
-  out += ",\"entries\":{";
-  bool first_pod = true;
-  for (const auto& [pod, containers] : cp.entries) {
-    if (!first_pod) out += ',';
-    first_pod = false;
-    gojson::AppendQuoted(out, pod);
-    out += ":{";
-    bool first = true;
-    for (const auto& [name, blocks] : containers) {
-      if (!first) out += ',';
-      first = false;
-      gojson::AppendQuoted(out, name);
-      out += ':';
-      AppendBlocksJson(out, blocks);
-    }
-    out += '}';
-  }
-  out += '}';
+  gojson::AppendOmitEmptyObject(
+      out, "entries", cp.entries,
+      [](std::string& o, const std::map<std::string, std::vector<MemoryBlock>>& containers) {
+        gojson::AppendObject(o, containers, AppendBlocksJson);
+      });
 }
 
 void AppendPodEntriesJson(std::string& out, const MemoryCheckpoint& cp) {
-  if (cp.pod_entries.empty()) return;  // omitempty
-  out += ",\"podEntries\":{";
-  bool first = true;
-  for (const auto& [pod, blocks] : cp.pod_entries) {
-    if (!first) out += ',';
-    first = false;
-    gojson::AppendQuoted(out, pod);
-    if (blocks.empty()) {
-      out += ":{}";  // memoryBlocks is omitempty
-    } else {
-      out += ":{\"memoryBlocks\":";
-      AppendBlocksJson(out, blocks);
-      out += '}';
-    }
-  }
-  out += '}';
+  gojson::AppendOmitEmptyObject(out, "podEntries", cp.pod_entries,
+                                [](std::string& o, const std::vector<MemoryBlock>& blocks) {
+                                  if (blocks.empty()) {
+                                    o += "{}";  // memoryBlocks is omitempty
+                                  } else {
+                                    o += "{\"memoryBlocks\":";
+                                    AppendBlocksJson(o, blocks);
+                                    o += '}';
+                                  }
+                                });
 }
 
 void AppendV1Head(std::string& out, const MemoryCheckpoint& cp) {
@@ -671,23 +497,19 @@ EntriesWire ToWireEntries(const MemoryCheckpoint& cp) {
   return out;
 }
 
-V1Wire ToV1Wire(const MemoryCheckpoint& cp) {
-  V1Wire w;
+// What a reader decodes from the V1 or V2 file (pod entries: V2 only) Marshal writes for `cp`.
+template <class Wire>
+Wire ToWire(const MemoryCheckpoint& cp) {
+  Wire w;
   w.policy_name = cp.policy_name;
   w.machine_state = ToWireMachine(cp.machine_state);
   w.entries = ToWireEntries(cp);
-  return w;
-}
-
-V2Wire ToV2Wire(const MemoryCheckpoint& cp) {
-  V2Wire w;
-  w.policy_name = cp.policy_name;
-  w.machine_state = ToWireMachine(cp.machine_state);
-  w.entries = ToWireEntries(cp);
-  for (const auto& [pod, blocks] : cp.pod_entries) {
-    // An empty list is omitted (omitempty) and decodes as nil.
-    (*w.pod_entries)[pod] =
-        PodEntryWire{blocks.empty() ? BlocksWire() : ToWireBlocks(blocks)};
+  if constexpr (requires { w.pod_entries; }) {
+    for (const auto& [pod, blocks] : cp.pod_entries) {
+      // An empty list is omitted (omitempty) and decodes as nil.
+      (*w.pod_entries)[pod] =
+          PodEntryWire{blocks.empty() ? BlocksWire() : ToWireBlocks(blocks)};
+    }
   }
   return w;
 }
@@ -695,19 +517,17 @@ V2Wire ToV2Wire(const MemoryCheckpoint& cp) {
 }  // namespace
 
 std::string SpewMemoryV1(std::string_view type_name, const MemoryCheckpoint& cp) {
-  return SpewV1Wire(type_name, ToV1Wire(cp));
+  return SpewV1Wire(type_name, ToWire<V1Wire>(cp));
 }
 
 std::string SpewMemoryV2(std::string_view type_name, const MemoryCheckpoint& cp) {
-  return SpewV2Wire(type_name, ToV2Wire(cp));
+  return SpewV2Wire(type_name, ToWire<V2Wire>(cp));
 }
 
 absl::StatusOr<MemoryCheckpoint> RestoreMemoryCheckpoint(std::string_view contents,
                                                          const std::string& path,
                                                          const MemoryLoadOptions& options) {
-  auto fail = [&](std::string_view err) {
-    return absl::FailedPreconditionError(WrapRestoreError(err, path));
-  };
+  auto fail = [&](std::string_view err) { return internal::RestoreError(kNames, err, path); };
   absl::StatusOr<Loaded> loaded = LoadChain(contents, options.newest_format);
   if (!loaded.ok()) return fail(std::string(loaded.status().message()));
   const DataWire& data = loaded->data;
@@ -772,36 +592,28 @@ absl::StatusOr<MemoryCheckpoint> RestoreMemoryCheckpoint(std::string_view conten
 
 absl::StatusOr<std::optional<MemoryCheckpoint>> LoadMemoryCheckpointFile(
     const std::string& path, const MemoryLoadOptions& options) {
-  absl::StatusOr<std::string> contents = ReadFile(path);
-  if (!contents.ok()) {
-    if (absl::IsNotFound(contents.status())) return std::optional<MemoryCheckpoint>();
-    return absl::FailedPreconditionError(
-        WrapRestoreError(internal::GoReadErrorText(contents.status(), path), path));
-  }
-  PODTOPO_ASSIGN_OR_RETURN(MemoryCheckpoint cp,
-                           RestoreMemoryCheckpoint(*contents, path, options));
-  return std::optional<MemoryCheckpoint>(std::move(cp));
+  return internal::LoadCheckpointFile<MemoryCheckpoint>(
+      kNames, path,
+      [&](std::string_view contents) { return RestoreMemoryCheckpoint(contents, path, options); });
 }
 
 std::string MarshalMemoryCheckpointData(const MemoryCheckpoint& cp, bool with_pod_entries) {
   std::string data;
   AppendV1Head(data, cp);
   if (with_pod_entries) AppendPodEntriesJson(data, cp);
-  data += '}';
-  return WriteWithKept(data, cp.kept.data, cp.kept.data_order);
+  return internal::CloseData(std::move(data), cp.kept);
 }
 
 void KeepUnmodelled(const MemoryCheckpoint& read, MemoryCheckpoint& next) { next.kept = read.kept; }
 
 absl::StatusOr<std::string> MarshalMemoryCheckpoint(const MemoryCheckpoint& cp,
                                                     const MemoryWriteOptions& options) {
-  PODTOPO_RETURN_IF_ERROR(ErrorIfUnkept(cp.kept, "memory manager"));
+  PODTOPO_RETURN_IF_ERROR(ErrorIfUnkept(cp.kept, kNames.manager));
   std::string out;
   switch (options.format) {
     case MemoryFormat::kV1: {
       AppendV1Head(out, cp);
-      fmt::format_to(std::back_inserter(out), ",\"checksum\":{}}}",
-                     V1LegacyChecksum(ToV1Wire(cp)));
+      internal::AppendChecksum(out, V1LegacyChecksum(ToWire<V1Wire>(cp)));
       return out;
     }
     case MemoryFormat::kV2: {
@@ -809,18 +621,14 @@ absl::StatusOr<std::string> MarshalMemoryCheckpoint(const MemoryCheckpoint& cp,
       if (!options.pod_level_resource_managers) c.pod_entries.clear();
       AppendV1Head(out, c);
       AppendPodEntriesJson(out, c);
-      fmt::format_to(std::back_inserter(out), ",\"checksum\":{}}}",
-                     V2LegacyChecksum(ToV2Wire(c)));
+      internal::AppendChecksum(out, V2LegacyChecksum(ToWire<V2Wire>(c)));
       return out;
     }
     case MemoryFormat::kV3: {
       std::string data = MarshalMemoryCheckpointData(cp, options.pod_level_resource_managers);
       AppendV1Head(out, cp);
-      fmt::format_to(std::back_inserter(out), ",\"checksum\":{},\"data\":",
-                     V1LegacyChecksum(ToV1Wire(cp)));
-      gojson::AppendQuoted(out, data);
-      fmt::format_to(std::back_inserter(out), ",\"dataChecksum\":{}}}", DataChecksum(data));
-      return WriteWithKept(out, cp.kept.top, cp.kept.top_order);
+      return internal::AppendDataChecksum(std::move(out), V1LegacyChecksum(ToWire<V1Wire>(cp)),
+                                          data, cp.kept);
     }
   }
   return absl::InternalError("unknown memory checkpoint format");
@@ -828,8 +636,7 @@ absl::StatusOr<std::string> MarshalMemoryCheckpoint(const MemoryCheckpoint& cp,
 
 absl::Status WriteMemoryCheckpointFile(const std::string& path, const MemoryCheckpoint& cp,
                                        const MemoryWriteOptions& options) {
-  PODTOPO_ASSIGN_OR_RETURN(std::string bytes, MarshalMemoryCheckpoint(cp, options));
-  return WriteFileAtomically(path, bytes, 0600);
+  return internal::WriteCheckpointFile(path, MarshalMemoryCheckpoint(cp, options));
 }
 
 }  // namespace podtopo::checkpoint
@@ -842,43 +649,36 @@ namespace podtopo::checkpoint {
 ChecksumReport InspectMemoryCheckpoint(std::string_view contents) {
   ChecksumReport r;
   V3Wire v3;
-  absl::Status err = UnmarshalAndVerifyV3(contents, v3);
-  if (internal::InspectDataChecksumFormat(3, err, v3.checkpoint_data.policy_name, v3.data,
+  absl::Status err = internal::UnmarshalAndVerify(contents, kNames, v3);
+  if (internal::InspectDataChecksumFormat(kNames, err, v3.checkpoint_data.policy_name, v3.data,
                                           v3.data_checksum, "V1 checksum",
                                           v3.inline_part.checksum, r)) {
     return r;
   }
   V2Wire v2;
-  absl::Status err2 = UnmarshalV2(contents, v2);
+  absl::Status err2 = internal::Unmarshal(contents, v2);
   uint64_t v2_expected = 0;
   if (err2.ok()) {
     v2_expected = V2LegacyChecksum(v2);
     if (v2.checksum == v2_expected) {
-      r.version = 2;
-      r.policy_name = v2.policy_name;
-      r.algorithm = fmt::format(
-          "V2 (kubelet 1.36, PodLevelResourceManagers on): checksum {} = FNV-1a-32 of the spew "
-          "dump named MemoryManagerCheckpoint",
-          v2.checksum);
-      return r;
+      return internal::ReportLoaded(
+          r, 2, v2.policy_name,
+          internal::LegacyChecksumText("V2 (kubelet 1.36, PodLevelResourceManagers on)",
+                                       v2.checksum, kLegacyName));
     }
   }
   V1Wire v1;
-  absl::Status err1 = UnmarshalV1(contents, v1);
+  absl::Status err1 = internal::Unmarshal(contents, v1);
   if (err1.ok()) {
     uint64_t v1_expected = V1LegacyChecksum(v1);
     if (v1.checksum == 0 || v1.checksum == v1_expected) {
-      r.version = 1;
-      r.policy_name = v1.policy_name;
-      r.algorithm =
-          v1.checksum == 0
-              ? std::string("V1 (kubelet <= 1.35): checksum 0, accepted without verification")
-              : fmt::format(
-                    "V1 (kubelet <= 1.35): checksum {} = FNV-1a-32 of the spew dump named "
-                    "MemoryManagerCheckpoint",
-                    v1.checksum);
+      constexpr std::string_view kV1 = "V1 (kubelet <= 1.35)";
+      internal::ReportLoaded(r, 1, v1.policy_name,
+                             v1.checksum == 0
+                                 ? internal::ZeroChecksumText(kV1)
+                                 : internal::LegacyChecksumText(kV1, v1.checksum, kLegacyName));
       if (err2.ok() && v2.pod_entries && !v2.pod_entries->empty()) {
-        r.algorithm += "; its podEntries are not covered by a valid V2 checksum and are dropped";
+        r.algorithm += internal::DroppedPodEntriesNote(2);
       }
       return r;
     }
