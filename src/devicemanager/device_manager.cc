@@ -333,14 +333,18 @@ absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container,
             "requested number of devices unavailable for {}. Requested: {}, Available: {}",
             res.name, needed, available.size()));
       }
-      // filterByAffinity: devices on the hint's NUMA nodes, on other nodes, and without one.
-      Indices aligned, unaligned, no_affinity;
+      // filterByAffinity: devices on the hint's NUMA nodes, on other nodes, and without one,
+      // taken from in that order. `preferred` is the three lists one after the other (the
+      // sorted nodes below put the hint's nodes first and the devices without a node last),
+      // which takes the same devices as taking from each list in turn.
+      Indices preferred;
       if (!res.aligned || !affinity.affinity.has_value()) {
-        no_affinity = available;
+        preferred = std::move(available);
       } else {
         auto numa_of = [&](int d) { return res.devices[static_cast<size_t>(d)].numa; };
         // The NUMA nodes of the available devices (ascending) and how many each has.
         std::vector<std::pair<int, int>> per_node;
+        per_node.reserve(available.size());
         for (int d : available) {
           auto it = std::lower_bound(per_node.begin(), per_node.end(), numa_of(d),
                                      [](const std::pair<int, int>& p, int v) { return p.first < v; });
@@ -361,20 +365,14 @@ absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container,
                            if (b < 0) return true;
                            return pa.second < pb.second;
                          });
+        preferred.reserve(available.size());
         for (const auto& [n, _] : per_node) {
           for (int d : available) {
-            if (numa_of(d) != n) continue;
-            if (n < 0) {
-              no_affinity.push_back(d);
-            } else if (mask.IsSet(n)) {
-              aligned.push_back(d);
-            } else {
-              unaligned.push_back(d);
-            }
+            if (numa_of(d) == n) preferred.push_back(d);
           }
         }
       }
-      bool done = take_from(aligned) || take_from(unaligned) || take_from(no_affinity);
+      bool done = take_from(preferred);
       if (!done) {
         return absl::InternalError(
             fmt::format("unexpectedly allocated less resources than required. Requested: {}, "
