@@ -332,9 +332,12 @@ TEST(AgentInProcessTest, ChromiumShowsTheLivePicture) {
   // Chromium prints the DOM after the page loaded; the SVG's CPU rectangles carry their fills.
   std::string cmd = chromium + " --headless --no-sandbox --disable-gpu --no-first-run "
                     "--user-data-dir=" + p.dir + "/profile --dump-dom http://127.0.0.1:" +
-                    std::to_string(port) + "/ 2>/dev/null";
+                    std::to_string(port) + "/ 2>" + p.dir + "/chromium.err";
+  // Chromium on a loaded 2-core machine has failed to start once in a full ctest run (exit
+  // code only, its stderr was dropped): one more try, and its stderr when both fail.
   auto r = RunCommand(cmd);
-  ASSERT_EQ(r.exit_code, 0);
+  if (r.exit_code != 0) r = RunCommand(cmd);
+  ASSERT_EQ(r.exit_code, 0) << ::podtopo::testing::ReadFileOrEmpty(p.dir + "/chromium.err");
   int checked = 0;
   for (const auto& pp : pic.pods) {
     pp.exclusive.ForEach([&](int cpu) {
