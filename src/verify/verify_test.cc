@@ -36,7 +36,7 @@ std::vector<ContainerRef> Refs() {
   };
 }
 
-Report Run(const std::string& fixture, VerifyOptions vo = {}) {
+Report RunFixture(const std::string& fixture, VerifyOptions vo = {}) {
   auto intent = LoadIntent(Fixture(fixture) + "/kubelet");
   EXPECT_TRUE(intent.ok()) << intent.status();
   Reality reality({.cgroup_root = Fixture(fixture) + "/cgroup",
@@ -169,7 +169,7 @@ TEST(Reality, HostTasksSeeKernelThreads) {
 TEST(Verify, CleanNodeHasOnlyThePinnedIntruder) {
   // The clean fixture's host still has `stress` pinned onto db's CPU 2 (foreign-task); with
   // the host scan off nothing is found.
-  Report r = Run("v1-cgroupfs-clean", {.scan_host = false});
+  Report r = RunFixture("v1-cgroupfs-clean", {.scan_host = false});
   EXPECT_TRUE(r.problems.empty()) << r.problems[0];
   EXPECT_TRUE(r.findings.empty()) << r.findings[0].kind << ": " << r.findings[0].detail;
   ASSERT_EQ(r.containers.size(), 5u);
@@ -177,7 +177,7 @@ TEST(Verify, CleanNodeHasOnlyThePinnedIntruder) {
   EXPECT_TRUE(r.containers[0].exclusive);
   EXPECT_EQ(r.containers[2].intent_source, "pod-pool");
   EXPECT_EQ(r.containers[4].intent_source, "default-cpuset");
-  Report with_host = Run("v1-cgroupfs-clean");
+  Report with_host = RunFixture("v1-cgroupfs-clean");
   ASSERT_EQ(with_host.findings.size(), 1u);
   EXPECT_EQ(with_host.findings[0].kind, "foreign-task");
   EXPECT_EQ(with_host.findings[0].pid, 4242);
@@ -185,7 +185,7 @@ TEST(Verify, CleanNodeHasOnlyThePinnedIntruder) {
 }
 
 TEST(Verify, FaultsFixtureHasEveryPlantedFault) {
-  Report r = Run("v1-cgroupfs-faults");
+  Report r = RunFixture("v1-cgroupfs-faults");
   EXPECT_TRUE(r.problems.empty()) << r.problems[0];
   EXPECT_EQ(Kinds(r.findings),
             (std::vector<std::string>{"affinity-wider", "cpuset-drift", "cpuset-drift",
@@ -209,7 +209,7 @@ TEST(Verify, FaultsFixtureHasEveryPlantedFault) {
 }
 
 TEST(Verify, CgroupV2SystemdRemoteMemoryInBytes) {
-  Report r = Run("v2-systemd", {.scan_host = false});
+  Report r = RunFixture("v2-systemd", {.scan_host = false});
   EXPECT_TRUE(r.problems.empty()) << r.problems[0];
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].kind, "remote-memory");
@@ -398,7 +398,7 @@ TEST(Findings, IntentMismatchWithPodResources) {
 }
 
 TEST(Output, JsonKeysAndTable) {
-  Report r = Run("v1-cgroupfs-faults");
+  Report r = RunFixture("v1-cgroupfs-faults");
   nlohmann::ordered_json j = ReportJson(r);
   const auto& c = j["containers"][0];
   std::vector<std::string> keys;
