@@ -148,7 +148,9 @@ void Reality::BuildIndex() {
     if (!it->is_directory(ec)) continue;
     std::string id = IdOfDir(it->path().filename().string());
     if (id.empty()) continue;
-    index_.emplace(id, fs::relative(it->path(), top, ec).string());
+    // The path below the hierarchy (fs::relative would resolve every component: slow).
+    std::string path = it->path().string();
+    index_.emplace(id, path.size() > top.size() ? path.substr(top.size()) : "");
     it.disable_recursion_pending();  // a container's cgroup has no containers below it
   }
 }
