@@ -41,7 +41,8 @@ std::map<int, Owner> ProtectedCpus(const Intent& intent, const std::vector<Obser
     if (!o.exclusive || !o.intent_cpus) continue;
     o.intent_cpus->ForEach([&](int cpu) { out[cpu] = Owner{&o, o.ref.pod_uid}; });
   }
-  for (const auto& [uid, set] : intent.pod_cpus) {
+  for (const auto& entry : intent.pod_cpus) {
+    const std::string& uid = entry.first;  // a structured binding cannot be captured (clang 14)
     intent.PodPool(uid).ForEach([&](int cpu) {
       if (!out.count(cpu)) out[cpu] = Owner{nullptr, uid};
     });

@@ -153,6 +153,27 @@ TEST(Reality, GoneContainerIsAProblemNotACrash) {
   EXPECT_THAT(st.problems[0], HasSubstr("container 9999"));
 }
 
+TEST(Reality, UnreadableCgroupFilesAreProblemsNamingTheFile) {
+  // A copy of the clean v1 node with a cpuset.cpus that is not a cpuset and no numa_stat.
+  std::string root = ::testing::TempDir() + "/verify-garbage";
+  std::filesystem::remove_all(root);
+  std::filesystem::copy(Fixture("v1-cgroupfs-clean"), root, std::filesystem::copy_options::recursive);
+  std::string rel = "kubepods/pod" + std::string(kDb) + "/" + std::string(64, '1');
+  { std::ofstream(root + "/cgroup/cpuset/" + rel + "/cpuset.cpus") << "2-x\n"; }
+  std::filesystem::remove(root + "/cgroup/memory/" + rel + "/memory.numa_stat");
+  auto intent = LoadIntent(root + "/kubelet");
+  ASSERT_TRUE(intent.ok());
+  Reality r({.cgroup_root = root + "/cgroup", .proc_root = root + "/proc"});
+  Report rep = Verify(*intent, Refs(), r, {.scan_host = false});
+  ASSERT_EQ(rep.problems.size(), 2u);
+  EXPECT_THAT(rep.problems[0], HasSubstr("default/db/db: " + root + "/cgroup/cpuset/" + rel +
+                                         "/cpuset.cpus"));
+  EXPECT_THAT(rep.problems[1], HasSubstr("memory.numa_stat"));
+  EXPECT_FALSE(rep.containers[0].actual.cpus.has_value());
+  EXPECT_TRUE(rep.findings.empty());  // nothing to compare; the other containers verify clean
+  std::filesystem::remove_all(root);
+}
+
 TEST(Reality, HostTasksSeeKernelThreads) {
   Reality r({.proc_root = Fixture("v1-cgroupfs-clean") + "/proc"});
   std::vector<HostTask> host = r.HostTasks({1001, 2001, 2101, 2201, 3001});
