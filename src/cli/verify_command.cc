@@ -84,6 +84,7 @@ absl::Status ContainersFromRuntime(const std::string& endpoint,
                                     std::string(list.status().message())));
   }
   for (const auto& c : list->containers()) {
+    if (c.state() != ::runtime::v1::CONTAINER_RUNNING) continue;  // the filter may be ignored
     verify::ContainerRef r;
     r.id = c.id();
     r.pod_uid = Label(c.labels(), kPodUid);

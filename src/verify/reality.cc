@@ -147,6 +147,19 @@ void Reality::BuildIndex() {
     }
     if (!it->is_directory(ec)) continue;
     std::string id = IdOfDir(it->path().filename().string());
+    // Any child of a pod's cgroup ("pod<uid>", "...-pod<uid>.slice") is a container's, whatever
+    // its runtime's ids look like.
+    if (id.empty() && it.depth() > 0) {
+      std::string parent = it->path().parent_path().filename().string();
+      if (absl::StartsWith(parent, "pod") || absl::StrContains(parent, "-pod")) {
+        id = it->path().filename().string();
+        absl::string_view name = id;
+        if (absl::ConsumeSuffix(&name, ".scope")) {
+          size_t dash = name.rfind('-');
+          id = std::string(dash == absl::string_view::npos ? name : name.substr(dash + 1));
+        }
+      }
+    }
     if (id.empty()) continue;
     // The path below the hierarchy (fs::relative would resolve every component: slow).
     std::string path = it->path().string();
