@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "podresources/v1/api.grpc.pb.h"
 #include "runtime/fake_cri_test_util.h"
 #include "testing/testing.h"
 
@@ -75,6 +76,71 @@ TEST(VerifyCri, ContainersFromTheRuntimeAreJoinedToTheCheckpoints) {
   // The fake cgroup has cpuset.cpus only: the other files are problems, not a crash.
   EXPECT_THAT(problems, HasSubstr("cpuset.mems"));
   fake.Stop();
+}
+
+// A kubelet's PodResources that always answers List with `answer`.
+class FixedPodResources final : public ::v1::PodResourcesLister::Service {
+ public:
+  explicit FixedPodResources(::v1::ListPodResourcesResponse answer) : answer_(std::move(answer)) {}
+  grpc::Status List(grpc::ServerContext*, const ::v1::ListPodResourcesRequest*,
+                    ::v1::ListPodResourcesResponse* r) override {
+    *r = answer_;
+    return grpc::Status::OK;
+  }
+
+ private:
+  ::v1::ListPodResourcesResponse answer_;
+};
+
+TEST(VerifyCri, PodResourcesIsExtraIntent) {
+  ::v1::ListPodResourcesResponse answer;
+  auto* pod = answer.add_pod_resources();
+  pod->set_name("db");
+  pod->set_namespace_("default");
+  auto* c = pod->add_containers();
+  c->set_name("db");
+  c->add_cpu_ids(2);
+  auto* m = c->add_memory();
+  m->set_memory_type("memory");
+  m->set_size(1 << 30);
+  m->mutable_topology()->add_nodes()->set_id(0);
+  FixedPodResources service(answer);
+  std::string dir = testing::MakeTempDir("verify-pr");
+  grpc::ServerBuilder b;
+  b.AddListeningPort("unix://" + dir + "/kubelet.sock", grpc::InsecureServerCredentials());
+  b.RegisterService(&service);
+  auto server = b.BuildAndStart();
+  ASSERT_TRUE(server);
+
+  std::string fixture = std::string(PODTOPO_VERIFY_TESTDATA) + "/v1-cgroupfs-clean";
+  std::string empty = testing::MakeTempDir("verify-pr-proc");
+  std::string node = " --cgroup-root " + fixture + "/cgroup --proc-root " + empty +
+                     " --containers " + fixture + "/containers.json --podresources-socket " + dir +
+                     "/kubelet.sock";
+  // With the checkpoints: PodResources' CPU 2 against the checkpoint's 2-3.
+  auto r = testing::RunCommand(std::string(PODTOPO_BINARY) + " verify -o json --kubelet-dir " +
+                               fixture + "/kubelet" + node);
+  ASSERT_EQ(r.exit_code, 3) << r.out << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["findings"].size(), 1u) << r.out;
+  EXPECT_EQ(j["findings"][0]["kind"], "intent-mismatch");
+  EXPECT_EQ(j["findings"][0]["detail"], "PodResources reports CPUs 2, checkpoint 2-3");
+  // Without checkpoints PodResources is the intent: the cgroup's 2-3 drifts from it.
+  std::string no_checkpoints = testing::MakeTempDir("verify-pr-kubelet");
+  r = testing::RunCommand(std::string(PODTOPO_BINARY) + " verify -o json --kubelet-dir " +
+                          no_checkpoints + node);
+  ASSERT_EQ(r.exit_code, 3) << r.out << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["containers"][0]["intent"]["source"], "podresources");
+  EXPECT_EQ(j["containers"][0]["intent"]["mems"], "0");
+  ASSERT_EQ(j["findings"].size(), 1u) << r.out;
+  EXPECT_EQ(j["findings"][0]["detail"], "cgroup cpuset.cpus 2-3, PodResources 2");
+  // A socket nobody serves: a problem of the report, not an error.
+  server->Shutdown();
+  r = testing::RunCommand(std::string(PODTOPO_BINARY) + " verify -o json --kubelet-dir " +
+                          fixture + "/kubelet" + node);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("--podresources-socket"));
 }
 
 }  // namespace
