@@ -32,6 +32,7 @@ int Run(int argc, char** argv, std::ostream& out, std::ostream& err) {
   AddCompareCommand(app, ctx);
   AddAgentCommand(app, ctx);
   AddNriCommand(app, ctx);
+  AddProbeCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

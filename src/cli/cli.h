@@ -49,6 +49,7 @@ void AddClientCommands(CLI::App& app, Context& ctx);
 void AddCompareCommand(CLI::App& app, Context& ctx);
 void AddAgentCommand(CLI::App& app, Context& ctx);
 void AddNriCommand(CLI::App& app, Context& ctx);
+void AddProbeCommand(CLI::App& app, Context& ctx);
 
 }  // namespace podtopo::cli
 
