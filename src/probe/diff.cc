@@ -149,7 +149,10 @@ nlohmann::json DiffReports(const nlohmann::json& before, const nlohmann::json& a
 
 std::string RenderDiff(const nlohmann::json& d) {
   std::string out;
-  auto line = [&out](const std::string& s) { out += s + "\n"; };
+  auto line = [&out](std::string s) {
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    out += s + "\n";
+  };
   line(fmt::format("podtopo probe diff: after / before; \"worse\" or \"better\" beyond {:.2f}x",
                    d["moveRatio"].get<double>()));
   if (d.contains("settings")) {

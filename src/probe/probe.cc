@@ -326,7 +326,10 @@ nlohmann::json ToJson(const ProbeReport& r) {
 
 std::string RenderTable(const ProbeReport& r) {
   std::string out;
-  auto line = [&out](const std::string& s) { out += s + "\n"; };
+  auto line = [&out](std::string s) {
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    out += s + "\n";
+  };
   line(fmt::format("podtopo probe: CPUs {}, memory of NUMA node{} {}", r.cpus.String(),
                    r.mems.Size() > 1 ? "s" : "", r.mems.String()));
   if (!r.memory.empty()) {

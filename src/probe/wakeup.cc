@@ -38,8 +38,8 @@ struct ThreadOut {
   int fifo_errno = 0;
 };
 
-void RunThread(int cpu, const WakeupOptions& o, std::latch& ready, std::atomic<int64_t>& start,
-               ThreadOut& out) {
+void RunThread(int cpu, const WakeupOptions& o, std::latch& ready, std::latch& go,
+               std::atomic<int64_t>& start, ThreadOut& out) {
   out.stats.cpu = cpu;
   bool pinned = false;
   cpu_set_t mask;
@@ -51,7 +51,19 @@ void RunThread(int cpu, const WakeupOptions& o, std::latch& ready, std::atomic<i
   } else {
     pinned = true;
   }
-  if (pinned && o.priority > 0) {
+  // Room for every sample, touched now so that no page faults while measuring.
+  const int64_t expected = o.duration_ns / o.interval_ns + 2;
+  std::vector<int64_t> samples;
+  if (pinned) {
+    samples.assign(static_cast<size_t>(expected), 0);
+    samples.clear();
+  }
+  // Still SCHED_OTHER here: waiting cannot keep the main thread off this CPU.
+  ready.count_down();
+  go.wait();
+  const int64_t begin = start.load(std::memory_order_acquire);
+  if (!pinned) return;
+  if (o.priority > 0) {
     sched_param sp{};
     sp.sched_priority = o.priority;
     int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
@@ -60,17 +72,6 @@ void RunThread(int cpu, const WakeupOptions& o, std::latch& ready, std::atomic<i
       out.fifo_errno = rc;
     }
   }
-  // Room for every sample, touched now so that no page faults while measuring.
-  const int64_t expected = o.duration_ns / o.interval_ns + 2;
-  std::vector<int64_t> samples;
-  if (pinned) {
-    samples.assign(static_cast<size_t>(expected), 0);
-    samples.clear();
-  }
-  ready.count_down();
-  int64_t begin;
-  while ((begin = start.load(std::memory_order_acquire)) == 0) std::this_thread::yield();
-  if (!pinned) return;
 
   auto sched0 = ReadThreadSchedstat();
   int64_t ivcsw0 = InvoluntarySwitches();
@@ -149,16 +150,18 @@ WakeupRun MeasureWakeup(const WakeupOptions& o) {
   std::vector<int> cpus = o.cpus.List();
   std::vector<ThreadOut> outs(cpus.size());
   std::latch ready(static_cast<std::ptrdiff_t>(cpus.size()));
+  std::latch go(1);
   std::atomic<int64_t> start{0};
   std::vector<std::thread> threads;
   threads.reserve(cpus.size());
   for (size_t i = 0; i < cpus.size(); ++i) {
-    threads.emplace_back(RunThread, cpus[i], std::cref(o), std::ref(ready), std::ref(start),
+    threads.emplace_back(RunThread, cpus[i], std::cref(o), std::ref(ready), std::ref(go), std::ref(start),
                          std::ref(outs[i]));
   }
   ready.wait();
   // A common start a little ahead, so that every thread is asleep before its first deadline.
   start.store(MonotonicNs() + 5'000'000, std::memory_order_release);
+  go.count_down();
   for (auto& t : threads) t.join();
 
   bool any_refused = false;
