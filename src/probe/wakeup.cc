@@ -1,5 +1,7 @@
 #include "probe/wakeup.h"
 
+#include "probe/system.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
