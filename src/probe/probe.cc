@@ -334,23 +334,22 @@ std::string RenderTable(const ProbeReport& r) {
                    r.mems.Size() > 1 ? "s" : "", r.mems.String()));
   if (!r.memory.empty()) {
     std::string llc = r.llc.has_value()
-                          ? fmt::format("2 x the {} L{} cache of CPU {}, capped to {}-{}",
-                                        HumanBytes(r.llc->size_bytes), r.llc->level, r.llc_cpu,
-                                        HumanBytes(kMinBufferBytes), HumanBytes(kMaxBufferBytes))
+                          ? fmt::format("2 x the {} L{} cache of CPU {}; 16 MiB-1 GiB",
+                                        HumanBytes(r.llc->size_bytes), r.llc->level, r.llc_cpu)
                           : "last-level cache size unknown";
     line("");
-    line(fmt::format("MEMORY LATENCY  dependent loads over a {} buffer per node ({}), one "
-                     "cache line per load, random cyclic order; ns per load, median of rounds",
+    line("MEMORY LATENCY  ns per dependent load, median of the rounds");
+    line(fmt::format("buffer {} per node ({}), one cache line per load, random cyclic order",
                      HumanBytes(r.buffer_bytes), llc));
-    line(fmt::format("{:<9}{:<10}{:<6}{:>9}{:>9}{:>9}  {:<14}{}", "FROM CPU", "FROM NODE", "NODE",
-                     "NS/LOAD", "MIN", "MAX", "PAGES ON NODE", "HUGE PAGES"));
+    line(fmt::format("{:<10}{:<11}{:<6}{:>9}{:>9}{:>9}  {:<15}{}", "FROM CPU", "FROM NODE",
+                     "NODE", "NS/LOAD", "MIN", "MAX", "PAGES ON NODE", "HUGE PAGES"));
     for (const MemoryLatencyCell& c : r.memory) {
       if (!c.result.has_value()) {
-        line(fmt::format("{:<9}{:<10}{:<6}error: {}", c.from_cpu, c.from_node, c.node, c.error));
+        line(fmt::format("{:<10}{:<11}{:<6}error: {}", c.from_cpu, c.from_node, c.node, c.error));
         continue;
       }
       line(fmt::format(
-          "{:<9}{:<10}{:<6}{:>9.1f}{:>9.1f}{:>9.1f}  {:<14}{}", c.from_cpu, c.from_node, c.node,
+          "{:<10}{:<11}{:<6}{:>9.1f}{:>9.1f}{:>9.1f}  {:<15}{}", c.from_cpu, c.from_node, c.node,
           c.result->ns_per_load, c.result->min_ns_per_load, c.result->max_ns_per_load,
           c.result->pages_on_node.has_value()
               ? fmt::format("{:.0f}%", *c.result->pages_on_node * 100)

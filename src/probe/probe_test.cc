@@ -128,7 +128,7 @@ TEST(RunProbe, JsonHasTheContractsKeysAndTheTableSaysWhatCrossed) {
   EXPECT_EQ(r.over_max_latency, o->cpus.List());
   EXPECT_EQ(j["overMaxLatency"].size(), static_cast<size_t>(o->cpus.Size()));
   std::string table = RenderTable(r);
-  EXPECT_NE(table.find("over a 16 MiB buffer per node"), std::string::npos) << table;
+  EXPECT_NE(table.find("buffer 16 MiB per node"), std::string::npos) << table;
   EXPECT_NE(table.find("max over --max-latency 1ns"), std::string::npos) << table;
   EXPECT_NE(table.find(fmt::format("over --max-latency 1ns on CPU {}", o->cpus.Min())),
             std::string::npos)
