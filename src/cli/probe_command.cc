@@ -72,7 +72,7 @@ void AddProbeCommand(CLI::App& app, Context& ctx) {
       *ctx.out << probe::RenderDiff(d);
     }
   });
-  cmd->callback([o, cmd, diff, &ctx] {
+  cmd->callback([o, diff, &ctx] {
     if (diff->parsed()) return;
     auto opts = probe::ResolveOptions(o->flags, probe::ReadSystem());
     if (!opts.ok()) return ctx.Fail(opts.status());

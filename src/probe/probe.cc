@@ -192,7 +192,10 @@ ProbeReport RunProbe(const ProbeOptions& o) {
     // The first CPU's row first: memoryLatencyNs is that row.
     std::stable_partition(sources.begin(), sources.end(),
                           [&](const auto& s) { return s.second == o.cpus.Min(); });
-    for (const auto& [from_node, from_cpu] : sources) {
+    for (const auto& source : sources) {
+      // Plain ints: clang 14 cannot capture structured bindings in the lambda below.
+      const int from_node = source.first;
+      const int from_cpu = source.second;
       for (int node : o.mems.List()) {
         MemoryLatencyCell cell;
         cell.from_cpu = from_cpu;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fmt/format.h"
+
 namespace podtopo::probe {
 namespace {
 

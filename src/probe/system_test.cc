@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fmt/format.h"
+
 #include "probe/memory_latency.h"
 #include "testing/testing.h"
 
