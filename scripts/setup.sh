@@ -38,6 +38,8 @@ demo_packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   # tcmalloc_minimal, the programs' allocator (PODTOPO_MALLOC in CMakeLists.txt)
   libgoogle-perftools-dev
+  # libnuma: podtopo probe binds its pointer-chase buffers to NUMA nodes (src/probe/)
+  libnuma-dev
 )
 # What the tests add.
 test_packages=(
@@ -56,6 +58,8 @@ test_packages=(
   chromium libpng-dev
   # a real container runtime for the end-to-end tests (a private containerd, started by tests)
   containerd runc busybox-static
+  # podtopo probe's peer: cyclictest measures wake-up latency beside it (src/probe/wakeup_test.cc)
+  rt-tests
   # the agent: a real Prometheus scrapes it (promtool checks the exposition)
   prometheus
   # the Debian package: built with CPack (dpkg-shlibdeps), installed into a debootstrap root

@@ -33,6 +33,7 @@ int Run(int argc, char** argv, std::ostream& out, std::ostream& err) {
   AddAgentCommand(app, ctx);
   AddNriCommand(app, ctx);
   AddVerifyCommand(app, ctx);
+  AddProbeCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -50,6 +50,7 @@ void AddCompareCommand(CLI::App& app, Context& ctx);
 void AddAgentCommand(CLI::App& app, Context& ctx);
 void AddNriCommand(CLI::App& app, Context& ctx);
 void AddVerifyCommand(CLI::App& app, Context& ctx);
+void AddProbeCommand(CLI::App& app, Context& ctx);
 
 }  // namespace podtopo::cli
 

@@ -110,6 +110,40 @@ nrt_dir = os.path.dirname(flags.get("--nrt-out", "/nowhere/x"))
 need(any(m["mountPath"] == nrt_dir and "emptyDir" in volumes[m["name"]] for m in c["volumeMounts"]),
      f"{where}: --nrt-out {flags.get('--nrt-out')} is not on a writable emptyDir (read-only root)")
 
+# The probe's Job (deploy/podtopo-probe-job.yaml): `podtopo probe -o json` in a Guaranteed pod
+# with whole CPUs, the same image, least privilege but CAP_SYS_NICE (SCHED_FIFO).
+jobs = [(w, d) for w, d in docs if d["kind"] == "Job"]
+need(len(jobs) == 1, f"expected one Job (the probe's), found {len(jobs)}")
+for where, job in jobs:
+    need(job["apiVersion"] == "batch/v1", f"{where}: apiVersion {job['apiVersion']}")
+    jpod = job["spec"]["template"]["spec"]
+    need(jpod.get("restartPolicy") in ("Never", "OnFailure"), f"{where}: restartPolicy")
+    need(jpod.get("automountServiceAccountToken") is False, f"{where}: the service account token is mounted")
+    need(len(jpod["containers"]) == 1, f"{where}: expected one container")
+    jc = jpod["containers"][0]
+    need(jc.get("image") == f"docker.io/library/podtopo:{version}", f"{where}: image {jc.get('image')}")
+    jargs = jc.get("args", [])
+    need(jargs[:1] == ["probe"], f"{where}: the container does not run `podtopo probe`")
+    need("-o" in jargs and jargs[jargs.index("-o") + 1] == "json", f"{where}: not -o json")
+    probe_help = subprocess.run([podtopo, "probe", "--help"], capture_output=True, text=True).stdout
+    for a in jargs[1:]:
+        if a.startswith("--"):
+            need(a.split("=")[0] in probe_help, f"{where}: podtopo probe has no flag {a.split('=')[0]}")
+    res = jc.get("resources", {})
+    need(res.get("requests") == res.get("limits"), f"{where}: requests differ from limits (not Guaranteed)")
+    cpu = str(res.get("limits", {}).get("cpu", ""))
+    need(cpu.isdigit() and int(cpu) >= 1, f"{where}: cpu {cpu!r} is not a whole number of CPUs")
+    need("memory" in res.get("limits", {}), f"{where}: no memory limit (not Guaranteed)")
+    jsc = jc.get("securityContext", {})
+    need(jsc.get("allowPrivilegeEscalation") is False, f"{where}: allowPrivilegeEscalation is not false")
+    need(jsc.get("privileged") in (None, False), f"{where}: privileged")
+    need(jsc.get("readOnlyRootFilesystem") is True, f"{where}: root filesystem is writable")
+    need(jsc.get("capabilities", {}).get("drop") == ["ALL"], f"{where}: capabilities not all dropped")
+    need(jsc.get("capabilities", {}).get("add", []) == ["SYS_NICE"],
+         f"{where}: capabilities added beyond SYS_NICE (SCHED_FIFO)")
+    need(jsc.get("seccompProfile", {}).get("type") == "RuntimeDefault", f"{where}: no RuntimeDefault seccomp")
+    need(not jpod.get("volumes"), f"{where}: the probe mounts nothing")
+
 if errors:
     print("FAIL:\n  " + "\n  ".join(errors))
     sys.exit(1)
