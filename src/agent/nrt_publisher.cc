@@ -38,6 +38,7 @@ void NrtPublisher::Stop() {
     std::lock_guard<std::mutex> l(mu_);
     stopping_ = true;
   }
+  client_->Cancel();  // a request in flight ends now, not at its timeout
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }

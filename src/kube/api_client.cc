@@ -22,6 +22,10 @@ size_t Append(char* data, size_t size, size_t n, void* out) {
   return size * n;
 }
 
+int Progress(void* cancelled, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<std::atomic<bool>*>(cancelled)->load() ? 1 : 0;  // nonzero aborts
+}
+
 const char* Reason(long code) {
   switch (code) {
     case 400: return "Bad Request";
@@ -119,6 +123,7 @@ absl::StatusOr<Response> ApiClient::Do(const char* method, const std::string& pa
   }
 
   std::lock_guard<std::mutex> l(mu_);
+  if (cancelled_) return absl::UnavailableError(fmt::format("{} {}: cancelled", method, r.url));
   CURL* c = static_cast<CURL*>(curl_);
   curl_easy_reset(c);  // keeps the connection cache
   char errbuf[CURL_ERROR_SIZE] = {};
@@ -132,6 +137,9 @@ absl::StatusOr<Response> ApiClient::Do(const char* method, const std::string& pa
   curl_easy_setopt(c, CURLOPT_USERAGENT, options_.user_agent.c_str());
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, Append);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &r.body);
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, Progress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &cancelled_);
 
   if (credentials_.insecure_skip_tls_verify) {
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);

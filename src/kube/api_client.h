@@ -21,6 +21,7 @@
 #ifndef PODTOPO_KUBE_API_CLIENT_H_
 #define PODTOPO_KUBE_API_CLIENT_H_
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -68,6 +69,10 @@ class ApiClient {
                                  const std::string& content_type);
   absl::StatusOr<Response> Delete(const std::string& path);
 
+  // Makes the request in progress, and every later one, fail at once (UnavailableError
+  // "cancelled"): for a prompt shutdown. Any thread.
+  void Cancel() { cancelled_ = true; }
+
   const Credentials& credentials() const { return credentials_; }
   const std::string& server() const { return credentials_.server; }
 
@@ -78,6 +83,7 @@ class ApiClient {
 
   const Credentials credentials_;
   const ClientOptions options_;
+  std::atomic<bool> cancelled_{false};
   std::mutex mu_;
   void* curl_ = nullptr;  // CURL*, under mu_
 };

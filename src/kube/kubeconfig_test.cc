@@ -1,7 +1,13 @@
 // Kubeconfig and in-cluster credentials (testdata/*.kubeconfig), and the API errors' text.
 #include "kube/kubeconfig.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 
@@ -157,6 +163,34 @@ TEST(ApiClient, TransportErrorNamesServerAndPath) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(r.status().message(), HasSubstr("GET https://127.0.0.1:1/api/v1/nodes/n1: "));
+}
+
+TEST(ApiClient, CancelEndsARequestInFlight) {
+  // A listener that never answers: the request would wait for its 30 s timeout.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 4), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  Credentials c;
+  c.server = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  c.source = "test";
+  auto client = ApiClient::Create(c, {.timeout = std::chrono::seconds(30)}).value();
+  auto start = std::chrono::steady_clock::now();
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    client->Cancel();
+  });
+  auto r = client->Get("/api/v1/nodes/n1");
+  canceller.join();
+  close(fd);
+  EXPECT_FALSE(r.ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_THAT(client->Get("/x").status().message(), HasSubstr("cancelled"));
 }
 
 }  // namespace
