@@ -66,12 +66,18 @@ void RunAgent(const AgentFlags& f, Context& ctx) {
     auto c = kube::LoadKubeconfig(f.kubeconfig);
     if (!c.ok()) return ctx.Fail(fmt::format("--kubeconfig: {}", c.status().message()));
     publish = std::move(*c);
-  } else if (kube::InCluster()) {
-    auto c = kube::InClusterCredentials(f.service_account_dir);
-    if (!c.ok()) return ctx.Fail(c.status());
-    publish = std::move(*c);
   }
   if (!StartLogging(f.log_level, ctx)) return;
+  if (f.kubeconfig.empty() && kube::InCluster()) {
+    // In a pod without --kubeconfig: its service account. A pod without a token mounted
+    // (automountServiceAccountToken: false) still runs the agent, without publishing.
+    auto c = kube::InClusterCredentials(f.service_account_dir);
+    if (c.ok()) {
+      publish = std::move(*c);
+    } else {
+      spdlog::warn("not publishing the NodeResourceTopology: {}", std::string(c.status().message()));
+    }
+  }
   StopSignals stop;  // before the agent's threads start
 
   agent::AgentOptions o;
