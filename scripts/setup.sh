@@ -36,6 +36,8 @@ demo_packages=(
   libabsl-dev libyaml-cpp-dev libyaml-dev nlohmann-json3-dev libsimdjson-dev libhwloc-dev hwloc libcli11-dev
   libfmt-dev libspdlog-dev prometheus-cpp-dev libcivetweb-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  # the agent's Kubernetes API client (src/kube: HTTP and TLS by libcurl with OpenSSL)
+  libcurl4-openssl-dev
   # tcmalloc_minimal, the programs' allocator (PODTOPO_MALLOC in CMakeLists.txt)
   libgoogle-perftools-dev
   # libnuma: podtopo probe binds its pointer-chase buffers to NUMA nodes (src/probe/)
@@ -62,6 +64,9 @@ test_packages=(
   rt-tests
   # the agent: a real Prometheus scrapes it (promtool checks the exposition)
   prometheus
+  # a real control plane (../shared/runtime/kubernetes-1.20): Debian's etcd and kubectl; the
+  # agent publishes its NodeResourceTopology there (tests/agent/nrt_publish_e2e.py)
+  etcd-server kubernetes-client openssl curl
   # the Debian package: built with CPack (dpkg-shlibdeps), installed into a debootstrap root
   dpkg-dev file debootstrap
 )

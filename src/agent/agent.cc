@@ -27,7 +27,18 @@ class Agent::Impl : public CivetHandler {
       : topology_(std::move(topology)),
         config_(std::move(config)),
         options_(std::move(options)),
-        numa_map_(NumaMapOf(topology_)) {}
+        numa_map_(NumaMapOf(topology_)),
+        digest_(CpuTopologyDigest(topology_)) {}
+
+  absl::Status StartPublishing() {
+    if (!options_.publish) return absl::OkStatus();
+    auto client = kube::ApiClient::Create(*options_.publish, {.timeout = std::chrono::seconds(10)});
+    if (!client.ok()) return client.status();
+    spdlog::info("publishing NodeResourceTopology {} to {} ({})", options_.publisher.node_name,
+                 (*client)->server(), options_.publish->source);
+    publisher_ = NrtPublisher::Start(std::move(*client), options_.publisher);
+    return absl::OkStatus();
+  }
 
   absl::Status Listen() {
     auto addr = metrics::ListenAddress(options_.listen);
@@ -55,6 +66,7 @@ class Agent::Impl : public CivetHandler {
     }
     cv_.notify_all();
     if (poller_.joinable()) poller_.join();
+    if (publisher_ != nullptr) publisher_->Stop();
     if (server_ != nullptr) {
       server_->close();
       server_.reset();
@@ -67,6 +79,7 @@ class Agent::Impl : public CivetHandler {
       AgentStatus s = status_;
       s.observation = current_ ? &*current_ : nullptr;
       s.zones = current_ ? &zones_ : nullptr;
+      if (publisher_ != nullptr) s.publish = publisher_->Stats();
       return {200, "text/plain; version=0.0.4; charset=utf-8", RenderMetricsText(s)};
     }
     if (path == "/nrt") {
@@ -164,7 +177,10 @@ class Agent::Impl : public CivetHandler {
     std::string yaml, page;
     if (o.ok()) {
       zones = AccountZones(topology_, config_, *o);
-      yaml = NrtYaml(BuildNodeResourceTopology(options_.nrt_name, config_, zones));
+      nlohmann::ordered_json nrt =
+          BuildNodeResourceTopology(options_.nrt_name, config_, zones, digest_);
+      yaml = NrtYaml(nrt);
+      if (publisher_ != nullptr) publisher_->Offer(std::move(nrt));
       page = RenderHtml(BuildObservedPicture(topology_, ObservedNodeOf(*o, zones, topology_)));
       std::string refresh = fmt::format("<meta http-equiv=\"refresh\" content=\"{}\">",
                                         RefreshSeconds());
@@ -217,6 +233,8 @@ class Agent::Impl : public CivetHandler {
   const config::KubeletConfig config_;
   const AgentOptions options_;
   const client::NumaMap numa_map_;
+  const std::string digest_;                            // CpuTopologyDigest(topology_)
+  std::unique_ptr<NrtPublisher> publisher_;             // set before polling starts
   std::unique_ptr<client::PodResourcesClient> client_;  // poller thread only
   std::set<std::string> warned_;                        // poller thread only
   std::unique_ptr<CivetServer> server_;
@@ -243,6 +261,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Start(NodeTopology topology,
   }
   auto impl = std::make_unique<Impl>(std::move(topology), std::move(config), std::move(options));
   if (absl::Status s = impl->Listen(); !s.ok()) return s;
+  if (absl::Status s = impl->StartPublishing(); !s.ok()) return s;
   impl->StartPolling();
   return std::unique_ptr<Agent>(new Agent(std::move(impl)));
 }

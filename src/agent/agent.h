@@ -8,7 +8,8 @@
 //   GET /nrt      the NodeResourceTopology object, YAML (agent/node_resource_topology.h)
 //   GET /         the live picture of the node: the same HTML/SVG as `admit -o html`, with the
 //                 real pods' exclusive CPUs and pod shared pools, reloading every interval
-// and, with --nrt-out, writes the NodeResourceTopology YAML atomically (temp file, fsync,
+// with --kubeconfig (or in a pod, its service account) applies the object to the API server
+// (agent/nrt_publisher.h), and, with --nrt-out, writes the NodeResourceTopology YAML atomically (temp file, fsync,
 // rename).
 //
 // Faults (socket gone, kubelet restarting, a call failing, a malformed answer) never stop the
@@ -30,10 +31,13 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "agent/nrt_publisher.h"
 #include "config/kubelet_config.h"
+#include "kube/kubeconfig.h"
 #include "topology/node_topology.h"
 
 namespace podtopo::agent {
@@ -45,6 +49,10 @@ struct AgentOptions {
   std::string nrt_name;     // metadata.name of the object
   std::string kubelet_dir;  // "" = no checkpoint check
   std::chrono::milliseconds interval{10000};
+  // Publish the NodeResourceTopology to this API server (agent/nrt_publisher.h), named
+  // publisher.node_name; nullopt = do not publish.
+  std::optional<kube::Credentials> publish;
+  PublisherOptions publisher;
 };
 
 class Agent {

@@ -107,6 +107,27 @@ std::vector<MetricFamily> AgentMetricFamilies(const AgentStatus& s) {
                      "Unix time of the last successful poll (0: none yet)", MetricType::Gauge);
   AddGauge(last, {}, s.last_success_seconds);
   out.push_back(std::move(last));
+  if (s.publish) {
+    auto errs = Family("podtopo_nrt_publish_errors_total",
+                       "Failed writes of the NodeResourceTopology to the API server, by reason",
+                       MetricType::Counter);
+    for (const char* reason : kPublishErrorReasons) {
+      auto it = s.publish->errors.find(reason);
+      AddCounter(errs, {{"reason", reason}},
+                 it == s.publish->errors.end() ? 0 : static_cast<double>(it->second));
+    }
+    out.push_back(std::move(errs));
+    auto writes = Family("podtopo_nrt_publishes_total",
+                         "Successful writes (server-side apply) of the NodeResourceTopology",
+                         MetricType::Counter);
+    AddCounter(writes, {}, static_cast<double>(s.publish->writes));
+    out.push_back(std::move(writes));
+    auto last = Family("podtopo_nrt_last_publish_timestamp_seconds",
+                       "Unix time of the last successful write of the NodeResourceTopology (0: none yet)",
+                       MetricType::Gauge);
+    AddGauge(last, {}, s.publish->last_success_seconds);
+    out.push_back(std::move(last));
+  }
   if (s.checkpoint_checked) {
     auto starts = Family("podtopo_checkpoint_kubelet_would_start",
                          "1 when the kubelet would start with the checkpoints of the kubelet "

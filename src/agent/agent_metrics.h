@@ -26,6 +26,13 @@
 //   podtopo_restart_pod_at_risk{pod_uid,issue}             gauge  1 per pod the restart
 //       re-allocates, with the upstream issue ("k/k#140989"): pods with pod-level entries in a
 //       checkpoint, under a version without that fix (--kubelet-dir)
+//   podtopo_nrt_publish_errors_total{reason}              counter  failed writes of the
+//       NodeResourceTopology to the API server: transport | token | unauthorized | forbidden |
+//       node_not_found | crd_missing | server | rejected (agent/nrt_publisher.h)
+//   podtopo_nrt_publishes_total                            counter  successful writes
+//   podtopo_nrt_last_publish_timestamp_seconds             gauge  unix time of the last
+//       successful write (0: none yet)
+//   (the three podtopo_nrt_* families only while publishing: --kubeconfig or in a pod)
 // The pod and NUMA families are present only while the last poll succeeded.
 //
 // Example:
@@ -41,6 +48,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/nrt_publisher.h"
 #include "agent/observation.h"
 
 namespace prometheus {
@@ -66,6 +74,7 @@ struct AgentStatus {
   double last_success_seconds = 0;         // unix time; 0 = never
   std::optional<CheckpointHealth> checkpoint;  // nullopt without --kubelet-dir or on error
   bool checkpoint_checked = false;             // --kubelet-dir given
+  std::optional<PublishStats> publish;         // nullopt when not publishing to an API server
 };
 
 std::vector<prometheus::MetricFamily> AgentMetricFamilies(const AgentStatus& status);

@@ -155,5 +155,24 @@ TEST(ObservedPictureTest, ContainerKindsAreNotGuessed) {
   EXPECT_NE(observed.find("logging-sidecar: pod_shared"), std::string::npos) << observed;
 }
 
+// Publishing to the API server: the three podtopo_nrt_* families, every reason present (0 when
+// none), and none of them without publishing.
+TEST(MetricsTest, PublishFamiliesOnlyWhilePublishing) {
+  AgentStatus s;
+  std::string text = RenderMetricsText(s);
+  EXPECT_EQ(text.find("podtopo_nrt_"), std::string::npos) << text;
+  PublishStats p;
+  p.writes = 3;
+  p.errors["transport"] = 2;
+  p.last_success_seconds = 1700000000;
+  s.publish = p;
+  text = RenderMetricsText(s);
+  EXPECT_NE(text.find("podtopo_nrt_publish_errors_total{reason=\"transport\"} 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("podtopo_nrt_publish_errors_total{reason=\"forbidden\"} 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("podtopo_nrt_publishes_total 3"), std::string::npos) << text;
+  EXPECT_NE(text.find("podtopo_nrt_last_publish_timestamp_seconds 1700000000"), std::string::npos) << text;
+  EXPECT_NE(text.find("# TYPE podtopo_nrt_publish_errors_total counter"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace podtopo::agent

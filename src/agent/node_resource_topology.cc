@@ -5,6 +5,7 @@
 #include "fmt/format.h"
 #include "resource/quantity.h"
 #include "render/json_yaml.h"
+#include "topology/topology_json.h"
 
 namespace podtopo::agent {
 namespace {
@@ -31,9 +32,30 @@ std::string TopologyPolicyName(const std::string& policy, const std::string& sco
   return "None";
 }
 
+std::string FreeCpusValue(const CpuSet& free) {
+  return free.IsEmpty() ? kNoFreeCpus : free.String();
+}
+
+std::string CpuTopologyDigest(const NodeTopology& topology) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a 64
+  for (unsigned char c : WriteTopologyJson(topology)) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("fnv1a64:{:016x}", h);
+}
+
+nlohmann::ordered_json WithNodeOwner(nlohmann::ordered_json nrt, const std::string& node_name,
+                                     const std::string& node_uid) {
+  nrt["metadata"]["ownerReferences"] = nlohmann::ordered_json::array(
+      {{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node_name}, {"uid", node_uid}}});
+  return nrt;
+}
+
 nlohmann::ordered_json BuildNodeResourceTopology(const std::string& name,
                                                  const config::KubeletConfig& config,
-                                                 const std::vector<ZoneAccount>& zones) {
+                                                 const std::vector<ZoneAccount>& zones,
+                                                 const std::string& cpu_topology_digest) {
   nlohmann::ordered_json nrt;
   nrt["apiVersion"] = "topology.node.k8s.io/v1alpha2";
   nrt["kind"] = "NodeResourceTopology";
@@ -43,6 +65,15 @@ nlohmann::ordered_json BuildNodeResourceTopology(const std::string& name,
   nrt["attributes"] = nlohmann::ordered_json::array(
       {{{"name", "topologyManagerPolicy"}, {"value", config.topology_manager_policy}},
        {{"name", "topologyManagerScope"}, {"value", config.topology_manager_scope}}});
+  if (!cpu_topology_digest.empty()) {
+    nrt["attributes"].push_back({{"name", kAttrCpuTopologyDigest}, {"value", cpu_topology_digest}});
+  }
+  if (!config.kubelet_version.empty()) {
+    nrt["attributes"].push_back({{"name", kAttrKubeletVersion}, {"value", config.kubelet_version}});
+  }
+  if (auto reserved = config.ReservedSystemCpuSet(); reserved.ok() && !reserved->IsEmpty()) {
+    nrt["attributes"].push_back({{"name", kAttrReservedCpus}, {"value", reserved->String()}});
+  }
   auto list = nlohmann::ordered_json::array();
   for (const auto& z : zones) {
     nlohmann::ordered_json zone;
@@ -63,6 +94,8 @@ nlohmann::ordered_json BuildNodeResourceTopology(const std::string& name,
     auto resources = nlohmann::ordered_json::array();
     for (auto& [n, r] : by_name) resources.push_back(std::move(r));
     zone["resources"] = resources;
+    zone["attributes"] = nlohmann::ordered_json::array(
+        {{{"name", kAttrFreeCpus}, {"value", FreeCpusValue(z.free_cpus)}}});
     list.push_back(std::move(zone));
   }
   nrt["zones"] = list;

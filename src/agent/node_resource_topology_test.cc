@@ -2,6 +2,7 @@
 // CRD), the exporters' conventions, and pod-level bubbles counted once where the exporters'
 // sum-of-containers method miscounts.
 #include "agent/node_resource_topology.h"
+#include "topology/node_source.h"
 
 #include <regex>
 
@@ -100,13 +101,23 @@ const YAML::Node Resource(const YAML::Node& nrt, int zone, const std::string& na
   return YAML::Node();
 }
 
+// The value of top-level attribute `name` (nullopt when absent).
+std::optional<std::string> Attr(const YAML::Node& nrt, const std::string& name) {
+  for (const auto& a : nrt["attributes"]) {
+    if (a["name"].as<std::string>() == name) return a["value"].as<std::string>();
+  }
+  return std::nullopt;
+}
+
 class NrtTest : public ::testing::TestWithParam<Compat> {};
 
 TEST_P(NrtTest, DocsPodsMatchTheSchemaAndCountBubblesOnce) {
   testutil::DocsNode d = testutil::AdmitDocsPods(GetParam());
   Observation o = testutil::ObservationOf(d);
   auto zones = AccountZones(d.topology, d.config, o);
-  std::string yaml = NrtYaml(BuildNodeResourceTopology("node-a", d.config, zones));
+  std::string yaml = NrtYaml(WithNodeOwner(
+      BuildNodeResourceTopology("node-a", d.config, zones, CpuTopologyDigest(d.topology)),
+      "node-a", "0b5e-uid"));
   YAML::Node nrt = YAML::Load(yaml);
   std::vector<std::string> errors;
   Validate(Schema(), nrt, "NodeResourceTopology", &errors);
@@ -140,6 +151,20 @@ TEST_P(NrtTest, DocsPodsMatchTheSchemaAndCountBubblesOnce) {
   EXPECT_EQ(cpu["allocatable"].as<std::string>(), "15");
   EXPECT_EQ(cpu["available"].as<std::string>(), "9");  // 15 - (2 + 4), each pod once
   EXPECT_EQ(Resource(nrt, 1, "cpu")["available"].as<std::string>(), "16");
+  // podtopo's attributes: the free CPU ids of each zone are exactly `available`, and the
+  // topology digest; the owner reference names the Node.
+  for (size_t i = 0; i < nrt["zones"].size(); ++i) {
+    ASSERT_EQ(nrt["zones"][i]["attributes"][0]["name"].as<std::string>(), kAttrFreeCpus);
+    std::string value = nrt["zones"][i]["attributes"][0]["value"].as<std::string>();
+    auto free = CpuSet::Parse(value == kNoFreeCpus ? "" : value);
+    ASSERT_TRUE(free.ok());
+    EXPECT_EQ(std::to_string(free->Size()), Resource(nrt, i, "cpu")["available"].as<std::string>());
+    EXPECT_TRUE(free->IsSubsetOf(d.topology.cpus.CpusInNuma(static_cast<int>(i))));
+  }
+  EXPECT_EQ(Attr(nrt, kAttrFreeCpus), std::nullopt);  // a zone attribute only
+  EXPECT_EQ(Attr(nrt, kAttrCpuTopologyDigest), CpuTopologyDigest(d.topology));
+  EXPECT_EQ(nrt["metadata"]["ownerReferences"][0]["kind"].as<std::string>(), "Node");
+  EXPECT_EQ(nrt["metadata"]["ownerReferences"][0]["uid"].as<std::string>(), "0b5e-uid");
 
   int exporters = SumOfContainersCpus(d.reported, numa0);
   if (GetParam() == Compat::k1_36) {
@@ -190,6 +215,22 @@ zones:
   errors.clear();
   Validate(Schema(), YAML::Load("kind: NodeResourceTopology\n"), "nrt", &errors);
   EXPECT_EQ(errors, std::vector<std::string>{"nrt: missing zones"});
+}
+
+TEST(NrtTest, NoFreeCpusIsNotAnEmptyString) {
+  EXPECT_EQ(FreeCpusValue(CpuSet()), "none");
+  EXPECT_EQ(FreeCpusValue(CpuSet::Parse("1-3,5").value()), "1-3,5");
+}
+
+TEST(NrtTest, TopologyDigestFollowsTheTopology) {
+  auto demo = LoadNode("preset:demo");
+  ASSERT_TRUE(demo.ok());
+  std::string digest = CpuTopologyDigest(*demo);
+  EXPECT_EQ(digest.size(), std::string("fnv1a64:").size() + 16);
+  EXPECT_EQ(digest, CpuTopologyDigest(*LoadNode("preset:demo")));
+  auto other = LoadNode("preset:gb200");
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(digest, CpuTopologyDigest(*other));
 }
 
 TEST(NrtTest, PolicyNamesAreTheExportersOnes) {

@@ -90,7 +90,8 @@ std::vector<ZoneAccount> AccountZones(const NodeTopology& topology,
                              : cpus.Difference(reserved);
     z.cpu.capacity = cpus.Size();
     z.cpu.allocatable = allocatable.Size();
-    z.cpu.available = allocatable.Difference(held).Size();
+    z.free_cpus = allocatable.Difference(held);
+    z.cpu.available = z.free_cpus.Size();
     if (const NumaNode* n = topology.FindNuma(id)) {
       uint64_t huge = 0;
       for (const auto& [type, size] : n->hugepages) {

@@ -78,6 +78,7 @@ struct Amount {
 struct ZoneAccount {
   int numa = 0;
   Amount cpu;                              // CPUs
+  CpuSet free_cpus;                        // the allocatable CPUs no pod holds (cpu.available)
   std::map<std::string, Amount> memory;    // "memory", "hugepages-2Mi", ... -> bytes
   std::map<std::string, Amount> devices;   // resource name -> devices
   std::vector<std::pair<int, uint64_t>> distances;  // (NUMA node, distance), the node's row

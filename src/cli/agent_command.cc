@@ -1,4 +1,5 @@
 // podtopo agent: the node agent (docs/agent.md).
+#include <cstdlib>
 #include <optional>
 #include <unistd.h>
 
@@ -6,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "agent/agent.h"
+#include "kube/kubeconfig.h"
 #include "cli/cli.h"
 #include "cli/daemon_run.h"
 #include "cli/node_flags.h"
@@ -28,6 +30,9 @@ struct AgentFlags {
   std::string nrt_out;
   std::string nrt_name;
   std::string interval = "10s";
+  std::string kubeconfig;
+  std::string service_account_dir = kube::kServiceAccountDir;
+  std::string nrt_resync = "5m";
   std::string log_level = "info";
 };
 
@@ -50,14 +55,42 @@ void RunAgent(const AgentFlags& f, Context& ctx) {
   std::optional<config::KubeletConfig> loaded = LoadConfigFlag(f.config, &f.kubelet_version, ctx);
   if (!loaded.has_value()) return;
   config::KubeletConfig cfg = std::move(*loaded);
+  auto resync = config::Duration::Parse(f.nrt_resync);
+  if (!resync.ok() || resync->nanos() < config::Duration::kMillisecond) {
+    return ctx.Fail(fmt::format("--nrt-resync {:?}: expected a duration of at least 1ms such as 5m",
+                                f.nrt_resync));
+  }
+  // Where to publish: --kubeconfig, else the pod's service account when in a pod.
+  std::optional<kube::Credentials> publish;
+  if (!f.kubeconfig.empty()) {
+    auto c = kube::LoadKubeconfig(f.kubeconfig);
+    if (!c.ok()) return ctx.Fail(fmt::format("--kubeconfig: {}", c.status().message()));
+    publish = std::move(*c);
+  }
   if (!StartLogging(f.log_level, ctx)) return;
+  if (f.kubeconfig.empty() && kube::InCluster()) {
+    // In a pod without --kubeconfig: its service account. A pod without a token mounted
+    // (automountServiceAccountToken: false) still runs the agent, without publishing.
+    auto c = kube::InClusterCredentials(f.service_account_dir);
+    if (c.ok()) {
+      publish = std::move(*c);
+    } else {
+      spdlog::warn("not publishing the NodeResourceTopology: {}", std::string(c.status().message()));
+    }
+  }
   StopSignals stop;  // before the agent's threads start
 
   agent::AgentOptions o;
   o.socket = *socket;
   o.listen = f.metrics_addr;
   o.nrt_out = f.nrt_out;
-  o.nrt_name = f.nrt_name.empty() ? HostName() : f.nrt_name;
+  const char* node_name = std::getenv("NODE_NAME");
+  o.nrt_name = !f.nrt_name.empty()                          ? f.nrt_name
+               : node_name != nullptr && node_name[0] != 0 ? std::string(node_name)
+                                                             : HostName();
+  o.publish = std::move(publish);
+  o.publisher.node_name = o.nrt_name;
+  o.publisher.resync = std::chrono::milliseconds(resync->nanos() / config::Duration::kMillisecond);
   o.kubelet_dir = f.kubelet_dir;
   o.interval = std::chrono::milliseconds(interval->nanos() / config::Duration::kMillisecond);
   auto a = agent::Agent::Start(std::move(*topology), std::move(cfg), std::move(o));
@@ -95,7 +128,18 @@ void AddAgentCommand(CLI::App& app, Context& ctx) {
       ->required();
   cmd->add_option("--nrt-out", f->nrt_out,
                   "write the NodeResourceTopology (v1alpha2) YAML here atomically after every poll");
-  cmd->add_option("--nrt-name", f->nrt_name, "the object's name (default: the host name)");
+  cmd->add_option("--nrt-name", f->nrt_name,
+                  "the object's name, the node's name (default: env NODE_NAME, else the host name)");
+  cmd->add_option("--kubeconfig", f->kubeconfig,
+                  "publish the NodeResourceTopology to this kubeconfig's API server (server-side "
+                  "apply); in a pod without it: the pod's service account");
+  cmd->add_option("--service-account-dir", f->service_account_dir,
+                  "in a pod (KUBERNETES_SERVICE_HOST set) without --kubeconfig: the service "
+                  "account's token and ca.crt (the token is re-read on every request)")
+      ->capture_default_str();
+  cmd->add_option("--nrt-resync", f->nrt_resync,
+                  "write the NodeResourceTopology again after this long even if unchanged")
+      ->capture_default_str();
   cmd->add_option("--interval", f->interval, "time between polls (Go duration)")
       ->capture_default_str();
   cmd->add_option("--log-level", f->log_level, "trace | debug | info | warn | error | off")

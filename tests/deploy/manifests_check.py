@@ -6,7 +6,11 @@ agent's DaemonSet keeps its promises:
   * /var/lib/kubelet/pod-resources, /sys and the kubelet's directory are hostPath mounts,
     all read-only; nothing else of the host is mounted;
   * no privilege escalation, not privileged, every capability dropped, read-only root
-    filesystem, RuntimeDefault seccomp; no service account token;
+    filesystem, RuntimeDefault seccomp;
+  * its service account (whose token publishes the NodeResourceTopology) is bound to exactly
+    one ClusterRole, which allows only what the agent touches: noderesourcetopologies get,
+    create, patch and nodes get;
+  * the NodeResourceTopology CRD (v1alpha2, cluster-scoped) is there with the schema's fields;
   * Prometheus scrape annotations name the port the agent listens on;
   * every flag passed to `podtopo agent` is one `podtopo agent --help` lists;
   * the image is the one scripts/image.py names for this version.
@@ -52,7 +56,50 @@ labels = tmpl["metadata"]["labels"]
 for k, v in spec["selector"]["matchLabels"].items():
     need(labels.get(k) == v, f"{where}: selector {k}={v} does not match the template's labels")
 pod = tmpl["spec"]
-need(pod.get("automountServiceAccountToken") is False, f"{where}: the service account token is mounted")
+sa = pod.get("serviceAccountName")
+ns = ds["metadata"].get("namespace")
+need(any(d["kind"] == "ServiceAccount" and d["metadata"]["name"] == sa
+         and d["metadata"].get("namespace") == ns for _, d in docs),
+     f"{where}: service account {ns}/{sa} is not declared")
+need(pod.get("automountServiceAccountToken") is not False,
+     f"{where}: the service account token is not mounted (the agent publishes with it)")
+bindings = [d for _, d in docs if d["kind"] in ("ClusterRoleBinding", "RoleBinding")
+            and any(s.get("kind") == "ServiceAccount" and s.get("name") == sa
+                    and s.get("namespace") == ns for s in d.get("subjects", []))]
+need(len(bindings) == 1 and bindings[0]["kind"] == "ClusterRoleBinding"
+     and bindings[0]["roleRef"]["kind"] == "ClusterRole",
+     f"{where}: {sa} is not bound to exactly one ClusterRole")
+if bindings:
+    role = [d for _, d in docs if d["kind"] == "ClusterRole"
+            and d["metadata"]["name"] == bindings[0]["roleRef"]["name"]]
+    need(len(role) == 1, f"{where}: the ClusterRole {bindings[0]['roleRef']['name']} is not declared")
+    granted = set()
+    for r in (role[0].get("rules", []) if role else []):
+        need("*" not in r.get("verbs", []) + r.get("resources", []) + r.get("apiGroups", []),
+             f"{where}: the ClusterRole has a wildcard rule {r}")
+        for g in r.get("apiGroups", []):
+            for res in r.get("resources", []):
+                for v in r.get("verbs", []):
+                    granted.add((g, res, v))
+    want = {("topology.node.k8s.io", "noderesourcetopologies", v) for v in ("get", "create", "patch")}
+    want.add(("", "nodes", "get"))
+    need(granted == want, f"{where}: the ClusterRole grants {sorted(granted)}, not exactly {sorted(want)}")
+crds = [d for _, d in docs if d["kind"] == "CustomResourceDefinition"
+        and d["metadata"]["name"] == "noderesourcetopologies.topology.node.k8s.io"]
+need(len(crds) == 1, "deploy/: no NodeResourceTopology CustomResourceDefinition")
+if crds:
+    crd = crds[0]["spec"]
+    need(crd.get("scope") == "Cluster", "the NRT CRD is not cluster-scoped")
+    v2 = [v for v in crd.get("versions", []) if v.get("name") == "v1alpha2"]
+    need(len(v2) == 1 and v2[0].get("served") and v2[0].get("storage"), "the NRT CRD does not serve and store v1alpha2")
+    if v2:
+        props = v2[0]["schema"]["openAPIV3Schema"]["properties"]
+        need({"topologyPolicies", "attributes", "zones"} <= set(props), "the NRT schema lacks top-level fields")
+        zone = props.get("zones", {}).get("items", {}).get("properties", {})
+        need({"name", "type", "parent", "costs", "attributes", "resources"} <= set(zone),
+             "the NRT schema's zones lack fields")
+        res = zone.get("resources", {}).get("items", {}).get("properties", {})
+        need({"name", "capacity", "allocatable", "available"} <= set(res), "the NRT schema's resources lack fields")
 need(not pod.get("hostNetwork") and not pod.get("hostPID"), f"{where}: host network or PID namespace")
 volumes = {v["name"]: v for v in pod["volumes"]}
 containers = pod["containers"]
