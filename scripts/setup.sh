@@ -64,9 +64,9 @@ test_packages=(
   rt-tests
   # the agent: a real Prometheus scrapes it (promtool checks the exposition)
   prometheus
-  # a real control plane (../shared/runtime/kubernetes-1.20): Debian's etcd and kubectl; the
-  # agent publishes its NodeResourceTopology there (tests/agent/nrt_publish_e2e.py)
-  etcd-server kubernetes-client openssl curl
+  # a real control plane (../shared/runtime/kubernetes-1.20): Debian's etcd (and kubectl, below);
+  # the agent publishes its NodeResourceTopology there (tests/agent/nrt_publish_e2e.py)
+  etcd-server openssl curl
   # the Debian package: built with CPack (dpkg-shlibdeps), installed into a debootstrap root
   dpkg-dev file debootstrap
 )
@@ -76,6 +76,12 @@ if [ "$mode" = test ]; then
   # Node.js and npm for the test clients: Debian's, unless a node is already installed.
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     packages+=(nodejs npm)
+  fi
+  # kubectl: Debian's kubernetes-client, unless a kubectl is already installed (another
+  # package's /usr/bin/kubectl, e.g. the Google Cloud SDK's, would make apt refuse to install
+  # it; the tests read the API with `kubectl get --raw`, which every version has).
+  if ! command -v kubectl >/dev/null 2>&1; then
+    packages+=(kubernetes-client)
   fi
 fi
 
