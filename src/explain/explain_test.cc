@@ -74,6 +74,26 @@ const Suggestion* Suggested(const Explanation& e, const std::string& kind) {
   return nullptr;
 }
 
+// A pod of one container "app": `cpus` whole CPUs, 1Gi memory and `gpus` example.com/gpu, all
+// requests equal to limits (Guaranteed).
+std::string GpuPod(const std::string& name, int cpus, int gpus) {
+  std::string resources = fmt::format("{{cpu: \"{}\", memory: 1Gi{}}}", cpus,
+                                      gpus > 0 ? fmt::format(", example.com/gpu: \"{}\"", gpus)
+                                               : "");
+  return fmt::format(R"(apiVersion: v1
+kind: Pod
+metadata: {{name: {}}}
+spec:
+  containers:
+  - name: app
+    image: busybox
+    resources:
+      requests: {}
+      limits: {}
+)",
+                     name, resources, resources);
+}
+
 std::string AllWhy(const MaskCheck& m) {
   std::string out;
   for (const auto& w : m.why) out += w + "\n";
@@ -261,29 +281,7 @@ TEST(ExplainTest, CpusOffTheHintBecauseItsNumaNodesHadTooFew) {
   auto node = LoadNode("preset:demo");
   ASSERT_TRUE(node.ok());
   node->devices = {{"example.com/gpu", "gpu0", 0}};
-  auto pods = ParsePods(R"(apiVersion: v1
-kind: Pod
-metadata: {name: fill}
-spec:
-  containers:
-  - name: app
-    image: busybox
-    resources:
-      requests: {cpu: "13", memory: 1Gi}
-      limits: {cpu: "13", memory: 1Gi}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: gpu}
-spec:
-  containers:
-  - name: app
-    image: busybox
-    resources:
-      requests: {cpu: "4", memory: 1Gi, example.com/gpu: "1"}
-      limits: {cpu: "4", memory: 1Gi, example.com/gpu: "1"}
-)",
-                        "gpu.yaml");
+  auto pods = ParsePods(GpuPod("fill", 13, 0) + "---\n" + GpuPod("gpu", 4, 1), "gpu.yaml");
   ASSERT_TRUE(pods.ok()) << pods.status();
   auto ex = ExplainPods({*node, Config(Testdata("best-effort-container.yaml")), ""}, *pods);
   ASSERT_TRUE(ex.ok()) << ex.status();
@@ -501,18 +499,7 @@ TEST(ExplainTest, MoreAllocatableAdviceIsChecked) {
   auto node = LoadNode("preset:demo");
   ASSERT_TRUE(node.ok());
   node->devices = {{"example.com/gpu", "gpu0", 0}};
-  auto pods = ParsePods(R"(apiVersion: v1
-kind: Pod
-metadata: {name: three-gpus}
-spec:
-  containers:
-  - name: app
-    image: busybox
-    resources:
-      requests: {cpu: "2", memory: 1Gi, example.com/gpu: "3"}
-      limits: {cpu: "2", memory: 1Gi, example.com/gpu: "3"}
-)",
-                        "gpus.yaml");
+  auto pods = ParsePods(GpuPod("three-gpus", 2, 3), "gpus.yaml");
   ASSERT_TRUE(pods.ok()) << pods.status();
   // best-effort: 3 devices on any NUMA nodes admit it.
   auto ex = ExplainPods({*node, Config(Testdata("best-effort-container.yaml")), ""}, *pods);
@@ -607,29 +594,7 @@ TEST(ExplainTest, DeviceShortagePerNumaNode) {
   node->devices = {{"example.com/gpu", "gpu0", 0},
                    {"example.com/gpu", "gpu1", 1},
                    {"example.com/gpu", "gpu2", 2}};
-  auto pods = ParsePods(R"(apiVersion: v1
-kind: Pod
-metadata: {name: one-gpu}
-spec:
-  containers:
-  - name: app
-    image: busybox
-    resources:
-      requests: {cpu: "2", memory: 1Gi, example.com/gpu: "1"}
-      limits: {cpu: "2", memory: 1Gi, example.com/gpu: "1"}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: two-gpus}
-spec:
-  containers:
-  - name: app
-    image: busybox
-    resources:
-      requests: {cpu: "2", memory: 1Gi, example.com/gpu: "2"}
-      limits: {cpu: "2", memory: 1Gi, example.com/gpu: "2"}
-)",
-                        "gpus.yaml");
+  auto pods = ParsePods(GpuPod("one-gpu", 2, 1) + "---\n" + GpuPod("two-gpus", 2, 2), "gpus.yaml");
   ASSERT_TRUE(pods.ok()) << pods.status();
   auto ex = ExplainPods({*node, SeedConfig(), ""}, *pods);
   ASSERT_TRUE(ex.ok()) << ex.status();
