@@ -8,7 +8,7 @@
 //   GET /nrt      the NodeResourceTopology object, YAML (agent/node_resource_topology.h)
 //   GET /         the live picture of the node: the same HTML/SVG as `admit -o html`, with the
 //                 real pods' exclusive CPUs and pod shared pools, reloading every interval
-// and, with --nrt-out, writes the NodeResourceTopology YAML atomically (temp file, fsync,
+// with --verify, runs `podtopo verify`'s core (agent/verify_metrics.h), and, with --nrt-out, writes the NodeResourceTopology YAML atomically (temp file, fsync,
 // rename).
 //
 // Faults (socket gone, kubelet restarting, a call failing, a malformed answer) never stop the
@@ -33,6 +33,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "agent/verify_metrics.h"
 #include "config/kubelet_config.h"
 #include "topology/node_topology.h"
 
@@ -45,6 +46,10 @@ struct AgentOptions {
   std::string nrt_name;     // metadata.name of the object
   std::string kubelet_dir;  // "" = no checkpoint check
   std::chrono::milliseconds interval{10000};
+  // --verify: run the verify core after every poll (podtopo_verify_* metrics). When its
+  // podresources_socket is set, PodResources' List is extra intent (asked only after a
+  // successful poll).
+  AgentVerifyOptions verify;
 };
 
 class Agent {

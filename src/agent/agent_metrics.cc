@@ -141,6 +141,7 @@ std::vector<MetricFamily> AgentMetricFamilies(const AgentStatus& s) {
       }
     }
   }
+  if (s.verify) AppendVerifyMetricFamilies(*s.verify, out);
   return out;
 }
 

@@ -26,6 +26,7 @@
 //   podtopo_restart_pod_at_risk{pod_uid,issue}             gauge  1 per pod the restart
 //       re-allocates, with the upstream issue ("k/k#140989"): pods with pod-level entries in a
 //       checkpoint, under a version without that fix (--kubelet-dir)
+// and, with --verify, the podtopo_verify_* families (agent/verify_metrics.h).
 // The pod and NUMA families are present only while the last poll succeeded.
 //
 // Example:
@@ -42,6 +43,7 @@
 #include <vector>
 
 #include "agent/observation.h"
+#include "agent/verify_metrics.h"
 
 namespace prometheus {
 struct MetricFamily;
@@ -66,6 +68,7 @@ struct AgentStatus {
   double last_success_seconds = 0;         // unix time; 0 = never
   std::optional<CheckpointHealth> checkpoint;  // nullopt without --kubelet-dir or on error
   bool checkpoint_checked = false;             // --kubelet-dir given
+  std::optional<VerifyStatus> verify;          // --verify: the podtopo_verify_* families
 };
 
 std::vector<prometheus::MetricFamily> AgentMetricFamilies(const AgentStatus& status);
