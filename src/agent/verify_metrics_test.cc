@@ -123,7 +123,8 @@ TEST(VerifyMetrics, CleanFixtureHasZerosForPodsWithExclusiveCpus) {
 TEST(VerifyMetrics, SampledCpuTimeIsSummedPerPod) {
   verify::Report r;
   verify::Observed db;
-  db.ref = {.pod_namespace = "ns", .pod = "db", .pod_uid = "u", .name = "db", .id = "c1"};
+  db.ref = {.pod_namespace = "ns", .pod = "db", .pod_uid = "u", .name = "db", .id = "c1",
+            .cgroups_path = "", .pid = 0};
   db.intent_cpus = CpuSet{2, 3};
   db.exclusive = true;
   r.containers.push_back(db);
@@ -171,8 +172,11 @@ TEST(VerifyMetrics, AgentDropsTheSeriesOfAPodThatIsGone) {
   auto docs = testutil::AdmitDocsPods(podresources::Compat::k1_37);
   AgentOptions ao{.socket = dir + "/absent.sock",
                   .listen = "127.0.0.1:" + std::to_string(FreePort()),
+                  .nrt_out = "",
                   .nrt_name = "node-a",
-                  .interval = std::chrono::milliseconds(50)};
+                  .kubelet_dir = "",
+                  .interval = std::chrono::milliseconds(50),
+                  .verify = {}};
   ao.verify = FixtureOptions("v1-cgroupfs-faults");
   ao.verify.containers_file = containers;
   ao.verify.podresources_socket = ao.socket;
