@@ -9,23 +9,20 @@
 namespace podtopo::agent {
 namespace {
 
-using prometheus::ClientMetric;
-using prometheus::MetricFamily;
-using prometheus::MetricType;
-using Labels = std::vector<ClientMetric::Label>;
+using VerifyLabels = std::vector<prometheus::ClientMetric::Label>;
 
-MetricFamily Family(const char* name, const char* help, MetricType type) {
-  MetricFamily f;
+prometheus::MetricFamily VerifyFamily(const char* name, const char* help, prometheus::MetricType type) {
+  prometheus::MetricFamily f;
   f.name = name;
   f.help = help;
   f.type = type;
   return f;
 }
 
-void Add(MetricFamily& f, Labels labels, double value) {
-  ClientMetric m;
+void VerifyAdd(prometheus::MetricFamily& f, VerifyLabels labels, double value) {
+  prometheus::ClientMetric m;
   m.label = std::move(labels);
-  if (f.type == MetricType::Counter) {
+  if (f.type == prometheus::MetricType::Counter) {
     m.counter.value = value;
   } else {
     m.gauge.value = value;
@@ -33,7 +30,7 @@ void Add(MetricFamily& f, Labels labels, double value) {
   f.metric.push_back(std::move(m));
 }
 
-double Now() {
+double VerifyNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
@@ -78,7 +75,7 @@ void Summarize(const verify::Report& report, bool sampled, VerifyStatus& s) {
 std::string RunVerify(const AgentVerifyOptions& o, VerifyStatus& s) {
   auto start = std::chrono::steady_clock::now();
   ++s.runs;
-  s.last_run_seconds = Now();
+  s.last_run_seconds = VerifyNow();
   auto fail = [&](const char* reason, std::string message) {
     ++s.errors[reason];
     s.up = false;
@@ -128,79 +125,79 @@ std::string RunVerify(const AgentVerifyOptions& o, VerifyStatus& s) {
                                                     report.problems.size(), report.problems[0]);
 }
 
-void AppendVerifyMetricFamilies(const VerifyStatus& s, std::vector<MetricFamily>& out) {
-  auto up = Family("podtopo_verify_up", "1 when the last verify run produced a report, else 0",
-                   MetricType::Gauge);
-  Add(up, {}, s.up ? 1 : 0);
+void AppendVerifyMetricFamilies(const VerifyStatus& s, std::vector<prometheus::MetricFamily>& out) {
+  auto up = VerifyFamily("podtopo_verify_up", "1 when the last verify run produced a report, else 0",
+                   prometheus::MetricType::Gauge);
+  VerifyAdd(up, {}, s.up ? 1 : 0);
   out.push_back(std::move(up));
-  auto runs = Family("podtopo_verify_runs_total", "Verify runs", MetricType::Counter);
-  Add(runs, {}, static_cast<double>(s.runs));
+  auto runs = VerifyFamily("podtopo_verify_runs_total", "Verify runs", prometheus::MetricType::Counter);
+  VerifyAdd(runs, {}, static_cast<double>(s.runs));
   out.push_back(std::move(runs));
-  auto errors = Family("podtopo_verify_errors_total",
+  auto errors = VerifyFamily("podtopo_verify_errors_total",
                        "Verify runs that failed (runtime: the containers could not be listed; "
                        "intent: the kubelet directory could not be read) or ran without "
                        "PodResources' answer (podresources)",
-                       MetricType::Counter);
+                       prometheus::MetricType::Counter);
   for (const char* reason : {"runtime", "intent", "podresources"}) {
     auto it = s.errors.find(reason);
-    Add(errors, {{"reason", reason}}, it == s.errors.end() ? 0 : static_cast<double>(it->second));
+    VerifyAdd(errors, {{"reason", reason}}, it == s.errors.end() ? 0 : static_cast<double>(it->second));
   }
   out.push_back(std::move(errors));
-  auto last = Family("podtopo_verify_last_run_timestamp_seconds",
-                     "Unix time of the last verify run (0: none yet)", MetricType::Gauge);
-  Add(last, {}, s.last_run_seconds);
+  auto last = VerifyFamily("podtopo_verify_last_run_timestamp_seconds",
+                     "Unix time of the last verify run (0: none yet)", prometheus::MetricType::Gauge);
+  VerifyAdd(last, {}, s.last_run_seconds);
   out.push_back(std::move(last));
-  auto duration = Family("podtopo_verify_duration_seconds",
+  auto duration = VerifyFamily("podtopo_verify_duration_seconds",
                          "Wall time of the last verify run, its sampling window included",
-                         MetricType::Gauge);
-  Add(duration, {}, s.duration_seconds);
+                         prometheus::MetricType::Gauge);
+  VerifyAdd(duration, {}, s.duration_seconds);
   out.push_back(std::move(duration));
   if (!s.up) return;
 
-  auto containers = Family("podtopo_verify_containers", "Containers the last verify run joined",
-                           MetricType::Gauge);
-  Add(containers, {}, s.containers);
+  auto containers = VerifyFamily("podtopo_verify_containers", "Containers the last verify run joined",
+                           prometheus::MetricType::Gauge);
+  VerifyAdd(containers, {}, s.containers);
   out.push_back(std::move(containers));
-  auto problems = Family("podtopo_verify_problems",
+  auto problems = VerifyFamily("podtopo_verify_problems",
                          "What the last verify run could not read (the report is partial when "
                          "non-zero; the agent's log names them)",
-                         MetricType::Gauge);
-  Add(problems, {}, s.problems);
+                         prometheus::MetricType::Gauge);
+  VerifyAdd(problems, {}, s.problems);
   out.push_back(std::move(problems));
-  auto findings = Family("podtopo_verify_findings", "Findings of the last verify run, by kind",
-                         MetricType::Gauge);
-  for (const auto& [kind, n] : s.findings) Add(findings, {{"kind", kind}}, n);
+  auto findings = VerifyFamily("podtopo_verify_findings", "Findings of the last verify run, by kind",
+                         prometheus::MetricType::Gauge);
+  for (const auto& [kind, n] : s.findings) VerifyAdd(findings, {{"kind", kind}}, n);
   out.push_back(std::move(findings));
 
-  auto pod_findings = Family("podtopo_verify_pod_findings",
+  auto pod_findings = VerifyFamily("podtopo_verify_pod_findings",
                              "Findings of the last verify run per pod and kind (pods with "
                              "findings only)",
-                             MetricType::Gauge);
-  auto foreign = Family("podtopo_verify_foreign_tasks",
+                             prometheus::MetricType::Gauge);
+  auto foreign = VerifyFamily("podtopo_verify_foreign_tasks",
                         "Host tasks whose affinity reaches the pod's exclusive CPUs or pod pool "
                         "(pinned there, or seen running there in the sampling window)",
-                        MetricType::Gauge);
-  auto foreign_cpu = Family("podtopo_verify_foreign_cpu_seconds",
+                        prometheus::MetricType::Gauge);
+  auto foreign_cpu = VerifyFamily("podtopo_verify_foreign_cpu_seconds",
                             "CPU time those host tasks used over the last sampling window (each "
                             "task's whole CPU time in the window)",
-                            MetricType::Gauge);
-  auto remote = Family("podtopo_verify_remote_memory_bytes",
+                            prometheus::MetricType::Gauge);
+  auto remote = VerifyFamily("podtopo_verify_remote_memory_bytes",
                        "Memory of the pod's containers on NUMA nodes outside their assigned "
                        "ones (memory.numa_stat)",
-                       MetricType::Gauge);
+                       prometheus::MetricType::Gauge);
   for (const auto& [key, p] : s.pods) {
-    Labels pod = {{"namespace", key.first}, {"pod", key.second}};
+    VerifyLabels pod = {{"namespace", key.first}, {"pod", key.second}};
     for (const auto& [kind, n] : p.findings) {
-      Labels l = pod;
+      VerifyLabels l = pod;
       l.push_back({"kind", kind});
-      Add(pod_findings, std::move(l), n);
+      VerifyAdd(pod_findings, std::move(l), n);
     }
     if (p.protected_cpus) {
-      Add(foreign, pod, p.foreign_tasks);
-      if (s.sampled) Add(foreign_cpu, pod, p.foreign_cpu_seconds);
+      VerifyAdd(foreign, pod, p.foreign_tasks);
+      if (s.sampled) VerifyAdd(foreign_cpu, pod, p.foreign_cpu_seconds);
     }
     if (p.memory_assigned || p.remote_memory_bytes > 0) {
-      Add(remote, pod, static_cast<double>(p.remote_memory_bytes));
+      VerifyAdd(remote, pod, static_cast<double>(p.remote_memory_bytes));
     }
   }
   out.push_back(std::move(pod_findings));
