@@ -62,6 +62,8 @@ test_packages=(
   containerd runc busybox-static
   # podtopo probe's peer: cyclictest measures wake-up latency beside it (src/probe/wakeup_test.cc)
   rt-tests
+  # verify's peer: numastat -p (numactl) beside its memory per NUMA node (src/verify/verify_numastat_test.cc)
+  numactl
   # the agent: a real Prometheus scrapes it (promtool checks the exposition)
   prometheus
   # a real control plane (../shared/runtime/kubernetes-1.20): Debian's etcd (and kubectl, below);

@@ -11,6 +11,7 @@
 #include "agent/agent_metrics.h"
 #include "agent/node_resource_topology.h"
 #include "agent/observed_picture.h"
+#include "agent/verify_metrics.h"
 #include "client/podresources_client.h"
 #include "fmt/format.h"
 #include "metrics/kubelet_metrics.h"
@@ -172,6 +173,27 @@ class Agent::Impl : public CivetHandler {
       }
     }
 
+    // verify's core (it may sleep for its sampling window): on a copy of its status, so that
+    // scrapes meanwhile see the previous run.
+    std::optional<VerifyStatus> verify;
+    if (options_.verify.enabled) {
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        verify = status_.verify.value_or(VerifyStatus{});
+      }
+      AgentVerifyOptions vo = options_.verify;
+      if (!o.ok()) vo.podresources_socket.clear();
+      std::string message = RunVerify(vo, *verify);
+      if (message != verify_fault_) {
+        if (!message.empty()) {
+          spdlog::warn("{}", message);
+        } else {
+          spdlog::info("verify: the node reads in full again");
+        }
+      }
+      verify_fault_ = message;
+    }
+
     // Everything derived from this poll is built outside the lock.
     std::vector<ZoneAccount> zones;
     std::string yaml, page;
@@ -206,6 +228,7 @@ class Agent::Impl : public CivetHandler {
       if (checkpoint_error != checkpoint_fault_) spdlog::error("checkpoints: {}", checkpoint_error);
     }
     checkpoint_fault_ = checkpoint_error;
+    if (verify) status_.verify = std::move(verify);
     if (o.ok()) {
       if (!status_.up && status_.polls > 1) spdlog::info("PodResources API on {} is back", options_.socket);
       status_.up = true;
@@ -237,6 +260,7 @@ class Agent::Impl : public CivetHandler {
   std::unique_ptr<NrtPublisher> publisher_;             // set before polling starts
   std::unique_ptr<client::PodResourcesClient> client_;  // poller thread only
   std::set<std::string> warned_;                        // poller thread only
+  std::string verify_fault_;                            // poller thread only
   std::unique_ptr<CivetServer> server_;
   std::thread poller_;
 

@@ -9,8 +9,9 @@
 //   GET /         the live picture of the node: the same HTML/SVG as `admit -o html`, with the
 //                 real pods' exclusive CPUs and pod shared pools, reloading every interval
 // with --kubeconfig (or in a pod, its service account) applies the object to the API server
-// (agent/nrt_publisher.h), and, with --nrt-out, writes the NodeResourceTopology YAML atomically (temp file, fsync,
-// rename).
+// (agent/nrt_publisher.h), with --verify runs `podtopo verify`'s core after every poll
+// (agent/verify_metrics.h), and, with --nrt-out, writes the NodeResourceTopology YAML
+// atomically (temp file, fsync, rename).
 //
 // Faults (socket gone, kubelet restarting, a call failing, a malformed answer) never stop the
 // agent: the poll's numbers are dropped at once, so nothing older than one interval is served
@@ -36,6 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/nrt_publisher.h"
+#include "agent/verify_metrics.h"
 #include "config/kubelet_config.h"
 #include "kube/kubeconfig.h"
 #include "topology/node_topology.h"
@@ -53,6 +55,10 @@ struct AgentOptions {
   // publisher.node_name; nullopt = do not publish.
   std::optional<kube::Credentials> publish;
   PublisherOptions publisher;
+  // --verify: run the verify core after every poll (podtopo_verify_* metrics). When its
+  // podresources_socket is set, PodResources' List is extra intent (asked only after a
+  // successful poll).
+  AgentVerifyOptions verify;
 };
 
 class Agent {

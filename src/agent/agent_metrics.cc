@@ -162,6 +162,7 @@ std::vector<MetricFamily> AgentMetricFamilies(const AgentStatus& s) {
       }
     }
   }
+  if (s.verify) AppendVerifyMetricFamilies(*s.verify, out);
   return out;
 }
 

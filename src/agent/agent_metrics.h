@@ -33,6 +33,7 @@
 //   podtopo_nrt_last_publish_timestamp_seconds             gauge  unix time of the last
 //       successful write (0: none yet)
 //   (the three podtopo_nrt_* families only while publishing: --kubeconfig or in a pod)
+// and, with --verify, the podtopo_verify_* families (agent/verify_metrics.h).
 // The pod and NUMA families are present only while the last poll succeeded.
 //
 // Example:
@@ -50,6 +51,7 @@
 
 #include "agent/nrt_publisher.h"
 #include "agent/observation.h"
+#include "agent/verify_metrics.h"
 
 namespace prometheus {
 struct MetricFamily;
@@ -75,6 +77,7 @@ struct AgentStatus {
   std::optional<CheckpointHealth> checkpoint;  // nullopt without --kubelet-dir or on error
   bool checkpoint_checked = false;             // --kubelet-dir given
   std::optional<PublishStats> publish;         // nullopt when not publishing to an API server
+  std::optional<VerifyStatus> verify;          // --verify: the podtopo_verify_* families
 };
 
 std::vector<prometheus::MetricFamily> AgentMetricFamilies(const AgentStatus& status);

@@ -34,6 +34,12 @@ struct AgentFlags {
   std::string service_account_dir = kube::kServiceAccountDir;
   std::string nrt_resync = "5m";
   std::string log_level = "info";
+  bool verify = false;
+  std::string runtime_endpoint = "unix:///run/containerd/containerd.sock";
+  std::string cgroup_root = "/sys/fs/cgroup";
+  std::string verify_sample = "0s";
+  std::string proc_root = "/proc";  // hidden, tests
+  std::string containers_file;      // hidden, tests
 };
 
 std::string HostName() {
@@ -55,6 +61,13 @@ void RunAgent(const AgentFlags& f, Context& ctx) {
   std::optional<config::KubeletConfig> loaded = LoadConfigFlag(f.config, &f.kubelet_version, ctx);
   if (!loaded.has_value()) return;
   config::KubeletConfig cfg = std::move(*loaded);
+  auto sample = config::Duration::Parse(f.verify_sample);
+  if (!sample.ok() || sample->nanos() < 0 || sample->nanos() >= interval->nanos() ||
+      sample->nanos() > 10 * config::Duration::kSecond) {
+    return ctx.Fail(fmt::format("--verify-sample {:?}: expected a duration from 0s to 10s, "
+                                "shorter than --interval, such as 100ms",
+                                f.verify_sample));
+  }
   auto resync = config::Duration::Parse(f.nrt_resync);
   if (!resync.ok() || resync->nanos() < config::Duration::kMillisecond) {
     return ctx.Fail(fmt::format("--nrt-resync {:?}: expected a duration of at least 1ms such as 5m",
@@ -93,6 +106,15 @@ void RunAgent(const AgentFlags& f, Context& ctx) {
   o.publisher.resync = std::chrono::milliseconds(resync->nanos() / config::Duration::kMillisecond);
   o.kubelet_dir = f.kubelet_dir;
   o.interval = std::chrono::milliseconds(interval->nanos() / config::Duration::kMillisecond);
+  o.verify.enabled = f.verify;
+  if (!f.kubelet_dir.empty()) o.verify.kubelet_dir = f.kubelet_dir;
+  o.verify.runtime_endpoint = f.runtime_endpoint;
+  o.verify.containers_file = f.containers_file;
+  o.verify.podresources_socket = *socket;
+  o.verify.cgroup_root = f.cgroup_root;
+  o.verify.proc_root = f.proc_root;
+  o.verify.sample =
+      std::chrono::milliseconds(sample->nanos() / config::Duration::kMillisecond);
   auto a = agent::Agent::Start(std::move(*topology), std::move(cfg), std::move(o));
   if (!a.ok()) return ctx.Fail(a.status());
   spdlog::info("polling {} every {}", *socket, f.interval);
@@ -144,6 +166,24 @@ void AddAgentCommand(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--log-level", f->log_level, "trace | debug | info | warn | error | off")
       ->capture_default_str();
+  cmd->add_flag("--verify", f->verify,
+               "run podtopo verify's checks after every poll (podtopo_verify_* metrics): the "
+               "intent of --kubelet-dir (default /var/lib/kubelet) and PodResources, the "
+               "containers of --runtime-endpoint, their cgroups under --cgroup-root");
+  cmd->add_option("--runtime-endpoint", f->runtime_endpoint,
+                  "with --verify: the CRI runtime's socket, which lists the running containers")
+      ->capture_default_str();
+  cmd->add_option("--cgroup-root", f->cgroup_root,
+                  "with --verify: where cgroups are mounted (v1: with cpuset/ and memory/; v2: "
+                  "the unified tree)")
+      ->capture_default_str();
+  cmd->add_option("--verify-sample", f->verify_sample,
+                  "with --verify: a window over which to measure the CPU time of host tasks that "
+                  "may run on exclusive CPUs (0s: affinity only; shorter than --interval)")
+      ->capture_default_str();
+  // For tests and fixture nodes, as `podtopo verify`'s.
+  cmd->add_option("--proc-root", f->proc_root, "")->group("");
+  cmd->add_option("--containers", f->containers_file, "")->group("");
   cmd->callback([f, &ctx] { RunAgent(*f, ctx); });
 }
 

@@ -12,6 +12,7 @@
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "util/file.h"
+#include "verify/discovery.h"
 #include "verify/verify.h"
 
 namespace podtopo::cli {
@@ -28,123 +29,6 @@ struct VerifyFlags {
   std::string containers_file;
 };
 
-constexpr char kPodUid[] = "io.kubernetes.pod.uid";
-constexpr char kPodName[] = "io.kubernetes.pod.name";
-constexpr char kPodNamespace[] = "io.kubernetes.pod.namespace";
-constexpr char kContainerName[] = "io.kubernetes.container.name";
-
-std::string Label(const google::protobuf::Map<std::string, std::string>& labels, const char* key) {
-  auto it = labels.find(key);
-  return it == labels.end() ? "" : it->second;
-}
-
-// The containers of --containers FILE (tests, or a node whose runtime is read otherwise):
-// [{"namespace","pod","podUid","container","containerId","cgroupsPath"?,"pid"?}].
-bool ContainersFromFile(const std::string& path, std::vector<verify::ContainerRef>& out,
-                        Context& ctx) {
-  absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) {
-    ctx.Fail(fmt::format("--containers: {}", std::string(text.status().message())));
-    return false;
-  }
-  try {
-    nlohmann::json j = nlohmann::json::parse(*text);
-    for (const auto& c : j) {
-      verify::ContainerRef r;
-      r.pod_namespace = c.at("namespace").get<std::string>();
-      r.pod = c.at("pod").get<std::string>();
-      r.pod_uid = c.at("podUid").get<std::string>();
-      r.name = c.at("container").get<std::string>();
-      r.id = c.at("containerId").get<std::string>();
-      r.cgroups_path = c.value("cgroupsPath", "");
-      r.pid = c.value("pid", 0);
-      out.push_back(std::move(r));
-    }
-  } catch (const nlohmann::json::exception& e) {
-    ctx.Fail(fmt::format("--containers {}: {}", path, e.what()));
-    return false;
-  }
-  return true;
-}
-
-// The running containers the CRI runtime lists, with their labels, pid and cgroupsPath.
-// Errors: the runtime cannot be reached (nothing to verify). A container that goes away
-// between the list and its status is a problem of the report.
-absl::Status ContainersFromRuntime(const std::string& endpoint,
-                                   std::vector<verify::ContainerRef>& out,
-                                   std::vector<std::string>& problems) {
-  auto cri = cri::CriClient::Connect(endpoint, {std::chrono::milliseconds(5000)});
-  if (!cri.ok()) return cri.status();
-  ::runtime::v1::ContainerFilter filter;
-  filter.mutable_state()->set_state(::runtime::v1::CONTAINER_RUNNING);
-  auto list = (*cri)->ListContainers(filter);
-  if (!list.ok()) {
-    return absl::Status(list.status().code(),
-                        fmt::format("--runtime-endpoint {}: {}", endpoint,
-                                    std::string(list.status().message())));
-  }
-  for (const auto& c : list->containers()) {
-    if (c.state() != ::runtime::v1::CONTAINER_RUNNING) continue;  // the filter may be ignored
-    verify::ContainerRef r;
-    r.id = c.id();
-    r.pod_uid = Label(c.labels(), kPodUid);
-    r.pod = Label(c.labels(), kPodName);
-    r.pod_namespace = Label(c.labels(), kPodNamespace);
-    r.name = Label(c.labels(), kContainerName);
-    if (r.name.empty()) r.name = c.metadata().name();
-    if (r.pod_uid.empty()) {
-      problems.push_back(fmt::format("container {}: no {} label (not a Kubernetes container); "
-                                     "skipped", c.id(), kPodUid));
-      continue;
-    }
-    auto status = (*cri)->ContainerStatus(c.id(), /*verbose=*/true);
-    if (!status.ok()) {
-      problems.push_back(fmt::format("container {} ({}/{}/{}): gone during the scan or not "
-                                     "readable: {}", c.id(), r.pod_namespace, r.pod, r.name,
-                                     std::string(status.status().message())));
-      continue;
-    }
-    auto info = status->info().find("info");
-    if (info != status->info().end()) {
-      nlohmann::json j = nlohmann::json::parse(info->second, nullptr, /*allow_exceptions=*/false);
-      if (j.is_object()) {
-        if (j.contains("pid") && j["pid"].is_number_integer()) r.pid = j["pid"].get<int>();
-        auto spec = j.find("runtimeSpec");
-        if (spec != j.end() && spec->is_object() && spec->contains("linux") &&
-            (*spec)["linux"].is_object() && (*spec)["linux"].contains("cgroupsPath") &&
-            (*spec)["linux"]["cgroupsPath"].is_string()) {
-          r.cgroups_path = (*spec)["linux"]["cgroupsPath"].get<std::string>();
-        }
-      }
-    }
-    out.push_back(std::move(r));
-  }
-  return absl::OkStatus();
-}
-
-// PodResources List as extra intent: exclusive CPUs and memory NUMA nodes per container.
-absl::Status AddPodResources(const std::string& socket, verify::Intent& intent) {
-  auto client = client::PodResourcesClient::Connect({.socket = socket});
-  if (!client.ok()) return client.status();
-  auto list = (*client)->List();
-  if (!list.ok()) return list.status();
-  for (const auto& pod : list->pod_resources()) {
-    for (const auto& c : pod.containers()) {
-      verify::Intent::Reported r;
-      for (int64_t cpu : c.cpu_ids()) {
-        if (cpu >= 0 && cpu <= CpuSet::kMaxCpuId) r.cpus.Add(static_cast<int>(cpu));
-      }
-      for (const auto& m : c.memory()) {
-        for (const auto& n : m.topology().nodes()) {
-          if (n.id() >= 0 && n.id() <= CpuSet::kMaxCpuId) r.mems.Add(static_cast<int>(n.id()));
-        }
-      }
-      intent.reported[pod.namespace_() + "/" + pod.name() + "/" + c.name()] = r;
-    }
-  }
-  return absl::OkStatus();
-}
-
 void RunVerify(const VerifyFlags& f, Context& ctx) {
   auto sample = config::Duration::Parse(f.sample);
   if (!sample.ok() || sample->nanos() < 0 || sample->nanos() > config::Duration::kMinute) {
@@ -155,16 +39,20 @@ void RunVerify(const VerifyFlags& f, Context& ctx) {
   if (!intent.ok()) return ctx.Fail(intent.status());
   std::vector<std::string> discovery_problems;
   if (!f.podresources_socket.empty()) {
-    if (absl::Status s = AddPodResources(f.podresources_socket, *intent); !s.ok()) {
+    if (absl::Status s = verify::AddPodResources(f.podresources_socket, *intent); !s.ok()) {
       discovery_problems.push_back(fmt::format("--podresources-socket {}: {}", f.podresources_socket,
                                                std::string(s.message())));
     }
   }
   std::vector<verify::ContainerRef> refs;
   if (!f.containers_file.empty()) {
-    if (!ContainersFromFile(f.containers_file, refs, ctx)) return;
+    auto file = verify::ContainersFromFile(f.containers_file);
+    if (!file.ok()) {
+      return ctx.Fail(fmt::format("--containers: {}", std::string(file.status().message())));
+    }
+    refs = std::move(*file);
   } else {
-    absl::Status s = ContainersFromRuntime(f.runtime_endpoint, refs, discovery_problems);
+    absl::Status s = verify::ContainersFromRuntime(f.runtime_endpoint, refs, discovery_problems);
     if (!s.ok()) {
       return ctx.Fail(fmt::format(
           "cannot list the node's containers through the CRI runtime (--runtime-endpoint {}): {}",
