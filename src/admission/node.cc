@@ -547,6 +547,15 @@ absl::Status Node::Impl::Occupy(const Options::Occupied& o) {
     }
     if (!blocks.empty()) memory_state.SetMemoryBlocks(uid, name, std::move(blocks));
   }
+  // What the holder takes counts as requested in the node-fit check: the pods behind it
+  // request at least their exclusive CPUs, pinned memory and devices.
+  if (cpu != nullptr) admitted_fit["cpu"] += int64_t{1000} * o.cpus.Size();
+  if (memory.has_value()) {
+    for (const auto& [numa, types] : o.memory) {
+      for (const auto& [type, bytes] : types) admitted_fit[type] += static_cast<int64_t>(bytes);
+    }
+  }
+  for (const auto& [res, ids] : o.devices) admitted_fit[res] += static_cast<int64_t>(ids.size());
   if (!o.devices.empty()) {
     if (auto s = devices.Restore(uid, name, o.devices); !s.ok()) {
       return absl::InvalidArgumentError(fmt::format("occupied: {}", s.message()));

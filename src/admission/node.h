@@ -151,9 +151,10 @@ class Node {
     //    memory sits on that one node (a multi-NUMA group cannot be described here: cells stay
     //    [id]); the bytes must fit the node's free memory; ignored with policy None;
     //  * devices: the device ids held (device manager), which must exist.
-    // The holder is not an admitted pod: AdmittedPods() does not list it, it cannot be
-    // Remove()d, and it takes no part in the node-fit check (the NRT says nothing of the
-    // node-level requests of the pods behind it). Needs an in-memory node (no state_dir);
+    // The holder is not an admitted pod: AdmittedPods() does not list it and it cannot be
+    // Remove()d. In the node-fit check its resources count as used (cpu = its CPUs, memory
+    // and hugepages = its bytes, devices = its ids), a lower bound of what the pods behind it
+    // request: an NRT says nothing of shared-pool requests or of the pod count. Needs an in-memory node (no state_dir);
     // errors (kInvalidArgument) name the CPU, NUMA node and type, or device.
     struct Occupied {
       CpuSet cpus;
