@@ -436,5 +436,37 @@ TEST(ExtenderTest, ConcurrentRequestsWhileNrtsChange) {
   EXPECT_EQ(ext->Stats().nodes_known, 8u);
 }
 
+// A pod as kube-scheduler 1.20 marshals it from its informer: no TypeMeta, Go's zero values
+// (creationTimestamp null, empty resources), and many fields podtopo does not read.
+TEST(ExtenderTest, PodAsTheSchedulerSendsIt) {
+  json pod = json::parse(R"({
+    "metadata": {"name": "web-1", "namespace": "prod", "uid": "9d1c", "resourceVersion": "812",
+                 "creationTimestamp": null, "labels": {"app": "web"},
+                 "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                      "name": "web", "uid": "r1", "controller": true}],
+                 "managedFields": [{"manager": "kube-controller-manager", "operation": "Update"}]},
+    "spec": {"volumes": [{"name": "t", "secret": {"secretName": "t"}}],
+             "containers": [{"name": "app", "image": "nginx", "resources":
+                               {"limits": {"cpu": "2", "memory": "1Gi"},
+                                "requests": {"cpu": "2", "memory": "1Gi"}},
+                             "terminationMessagePath": "/dev/termination-log",
+                             "imagePullPolicy": "Always"},
+                            {"name": "side", "image": "envoy", "resources": {}}],
+             "restartPolicy": "Always", "schedulerName": "default-scheduler",
+             "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                              "effect": "NoExecute", "tolerationSeconds": 300}],
+             "priority": 0, "enableServiceLinks": true, "preemptionPolicy": "PreemptLowerPriority"},
+    "status": {"phase": "Pending", "qosClass": "Burstable"}})");
+  auto node = MakeNode("demo", Seed());
+  auto ext = NewExtender();
+  ext->UpsertNrt(NrtOfNode("n", *node));
+  HttpAnswer a = ext->Filter(Args(pod, {"n"}));
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(Body(a)["nodenames"], json::array({"n"}));
+  HttpAnswer p = ext->Prioritize(Args(pod, {"n"}));
+  ASSERT_EQ(p.status, 200) << p.body;
+  EXPECT_EQ(Body(p)[0]["score"], 5) << "Burstable: nothing NUMA-pinned";
+}
+
 }  // namespace
 }  // namespace podtopo::extender
