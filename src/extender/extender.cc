@@ -50,15 +50,22 @@ const nlohmann::json* Field(const nlohmann::json& obj, std::string_view name) {
   return nullptr;
 }
 
+// Appends the JSON-escaped text of `s` (no quotes).
+void AppendJsonEscaped(std::string& out, std::string_view s);
+
 void AppendJsonString(std::string& out, std::string_view s) {
   out += '"';
+  AppendJsonEscaped(out, s);
+  out += '"';
+}
+
+void AppendJsonEscaped(std::string& out, std::string_view s) {
   // Node names never need escaping: one append.
   if (std::none_of(s.begin(), s.end(), [](char ch) {
         unsigned char c = static_cast<unsigned char>(ch);
         return c < 0x20 || c == '"' || c == '\\';
       })) {
     out += s;
-    out += '"';
     return;
   }
   for (char ch : s) {
@@ -77,7 +84,6 @@ void AppendJsonString(std::string& out, std::string_view s) {
         }
     }
   }
-  out += '"';
 }
 
 HttpAnswer ErrorAnswer(int status, const char* key, const std::string& message) {
@@ -578,7 +584,10 @@ HttpAnswer Extender::Filter(std::string_view body) {
       if (a.verdict == nullptr) {
         AppendJsonString(failed, a.why);
       } else {
-        AppendJsonString(failed, a.verdict->message + a.entry->suffix);
+        failed += '"';
+        AppendJsonEscaped(failed, a.verdict->message);
+        AppendJsonEscaped(failed, a.entry->suffix);
+        failed += '"';
       }
     }
   }
