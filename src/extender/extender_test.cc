@@ -122,7 +122,7 @@ TEST(ExtenderTest, ExactNodeIsModelledExactly) {
 // both verdicts occur for every seed, and the test checks that they did. The pods are
 // Guaranteed with whole CPUs: everything they request is visible in the NRT (shared-pool
 // requests are not: the node-level fit of those is kube-scheduler's NodeResourcesFit's).
-TEST(ExtenderTest, FilterVerdictEqualsNodeAdmit) {
+TEST(ExtenderPropertyTest, FilterVerdictEqualsNodeAdmit) {
   for (uint32_t seed : testing::PropertySeeds(20261207)) {
     std::mt19937 g(seed);
     int fits = 0, fails = 0;
