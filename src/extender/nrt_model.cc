@@ -401,6 +401,13 @@ absl::StatusOr<NodeSpec> ReadNrt(
         if (model > available) spec.occupied.memory[z.numa][res] = model - available;
       }
     }
+    // Under single-numa-node every memory allocation sits on one NUMA node; under the other
+    // policies some may span several, grouped in a way the NRT does not publish.
+    if (!spec.occupied.memory.empty() && spec.config.topology_manager_policy != "single-numa-node") {
+      spec.approximations.push_back(
+          "memory held on the node may belong to multi-NUMA allocations, whose grouping the NRT "
+          "does not publish: modelled as single-NUMA blocks");
+    }
   }
 
   // State: devices.

@@ -13,8 +13,8 @@
 //             chosen (the lowest): the device manager's hints count devices, not ids.
 // One thing the NRT cannot say even then: how memory of multi-NUMA allocations is grouped (the
 // Memory Manager's cells). Occupied memory is modelled as single-NUMA blocks, which is exact
-// when every memory allocation on the node sits on one NUMA node (always so with the
-// single-numa-node policy).
+// when every memory allocation on the node sits on one NUMA node: always so with the
+// single-numa-node policy; under another policy a node with memory held is approximate.
 //
 // Approximate (each gives a line in NodeSpec::approximations):
 //  * no digest, or one that no preset or pool entry has: the --node-pool entry naming the node

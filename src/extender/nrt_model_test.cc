@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "admission/node.h"
+#include "api/pod_yaml.h"
 #include "extender/extender.h"
 #include "extender/node_pool.h"
 #include "extender/nrt_attributes.h"
@@ -127,6 +128,42 @@ TEST(NrtModelTest, BadNrtFailsItsNodeWithTheField) {
   nlohmann::json got = nlohmann::json::parse(a.body);
   std::string why = got["failedNodes"]["n"];
   EXPECT_NE(why.find("zones[0].resources[0].capacity: \"4x\""), std::string::npos) << why;
+}
+
+TEST(NrtModelTest, MemoryHeldUnderAMultiNumaPolicyIsApproximate) {
+  auto topo = Preset("demo");
+  config::KubeletConfig cfg = config::SeedDefault();
+  cfg.topology_manager_policy = "restricted";
+  auto node = Node::Create(*topo, cfg, {});
+  ASSERT_TRUE(node.ok()) << node.status();
+  auto read = [&] {
+    TopologyCatalog catalog(nullptr);
+    return ReadNrt(nlohmann::json(NrtOfNode("n", **node)), catalog, nullptr,
+                   [&](const NodeSpec&) {
+                     EmptyNode e;
+                     for (const auto& [numa, types] : (*node)->MemoryTables()) {
+                       for (const auto& [type, t] : types) e.memory[numa][type] = t.allocatable;
+                     }
+                     e.reserved_cpus = (*node)->ReservedCpus();
+                     return absl::StatusOr<EmptyNode>(e);
+                   });
+  };
+  auto empty = read();
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_TRUE(empty->approximations.empty());
+  auto pod = ParsePods(
+      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{"
+      "\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"cpu\":\"2\","
+      "\"memory\":\"1Gi\"}}}]}}",
+      "p");
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  ASSERT_TRUE((*node)->Admit(pod->front())->admitted);
+  auto busy = read();
+  ASSERT_TRUE(busy.ok()) << busy.status();
+  ASSERT_EQ(busy->approximations.size(), 1u);
+  EXPECT_NE(busy->approximations[0].find("multi-NUMA"), std::string::npos);
+  EXPECT_EQ(busy->occupied.memory.at(0).at("memory"), uint64_t{1} << 30);
+  EXPECT_EQ(busy->occupied.cpus.Size(), 2);
 }
 
 }  // namespace
