@@ -270,7 +270,8 @@ if ext:
         m = re.match(r"^(--[a-z-]+)=(.*)$", a)
         need(m is not None, f"{where}: argument {a!r} is not --flag=value")
         if m:
-            need(m.group(1) in ext_help, f"{where}: podtopo extender has no flag {m.group(1)}")
+            need(re.search(r"(?<![\w-])" + re.escape(m.group(1)) + r"(?![\w-])", ext_help) is not None,
+                 f"{where}: podtopo extender has no flag {m.group(1)}")
             eflags[m.group(1)] = m.group(2)
     need("--kubeconfig" not in eflags, f"{where}: --kubeconfig in a pod (it uses its service account)")
     listen = eflags.get("--listen", "")
