@@ -147,6 +147,8 @@ class Node::Impl : public cpumanager::AffinityStore, public memorymanager::Affin
 
   absl::Status Init();
   absl::Status Restore();
+  // Options::occupied: the synthetic holder takes its resources (after Restore).
+  absl::Status Occupy(const Options::Occupied& occupied);
   // Restore's re-admission for Options::restart: every pod's outcome into the report.
   absl::Status PredictRestart(const std::vector<PodRecordEntry>& pods);
   std::pair<CpuSet, std::vector<int>> Holdings(const std::string& uid) const;
@@ -497,6 +499,67 @@ absl::Status Node::Impl::Restore() {
           JoinPath(dir, kPodRecordFile), e.pod.Key(), r.reason, r.message));
     }
     AddAdmitted(e.pod, PodFitAmounts(e.pod, pod_level_resources));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Node::Impl::Occupy(const Options::Occupied& o) {
+  if (!options.state_dir.empty()) {
+    return absl::InvalidArgumentError("occupied: needs an in-memory node (no state dir)");
+  }
+  const std::string uid = kOccupiedHolderUid;
+  const std::string name = "occupied";
+  if (cpu != nullptr && !o.cpus.IsEmpty()) {
+    CpuSet shared = cpu_state.GetDefaultCpuSet();
+    CpuSet allocatable = cpu->GetAllocatableCpus();
+    for (int c : o.cpus.List()) {
+      if (!shared.Contains(c) || !allocatable.Contains(c)) {
+        return absl::InvalidArgumentError(fmt::format(
+            "occupied: CPU {} is not an allocatable CPU of the default set of {}", c,
+            topology.source.empty() ? "the node" : topology.source));
+      }
+    }
+    cpu_state.SetCpuSet(uid, name, o.cpus);
+    cpu_state.SetDefaultCpuSet(shared.Difference(o.cpus));
+  }
+  if (memory.has_value()) {
+    std::vector<memorymanager::Block> blocks;
+    for (const auto& [numa, types] : o.memory) {
+      for (const auto& [type, bytes] : types) {
+        if (bytes == 0) continue;
+        auto node = memory_state.machine_state.find(numa);
+        if (node == memory_state.machine_state.end() ||
+            !node->second.memory_map.count(type)) {
+          return absl::InvalidArgumentError(
+              fmt::format("occupied: NUMA node {} has no {}", numa, type));
+        }
+        memorymanager::MemoryTable& t = node->second.memory_map[type];
+        if (bytes > t.free) {
+          return absl::InvalidArgumentError(fmt::format(
+              "occupied: {} bytes of {} on NUMA node {} exceed its free {}", bytes, type, numa,
+              t.free));
+        }
+        t.free -= bytes;
+        t.reserved += bytes;
+        node->second.number_of_assignments += 1;
+        blocks.push_back({{numa}, type, bytes});
+      }
+    }
+    if (!blocks.empty()) memory_state.SetMemoryBlocks(uid, name, std::move(blocks));
+  }
+  // What the holder takes counts as requested in the node-fit check: the pods behind it
+  // request at least their exclusive CPUs, pinned memory and devices.
+  if (cpu != nullptr) admitted_fit["cpu"] += int64_t{1000} * o.cpus.Size();
+  if (memory.has_value()) {
+    for (const auto& [numa, types] : o.memory) {
+      for (const auto& [type, bytes] : types) admitted_fit[type] += static_cast<int64_t>(bytes);
+    }
+  }
+  for (const auto& [res, ids] : o.devices) admitted_fit[res] += static_cast<int64_t>(ids.size());
+  if (!o.devices.empty()) {
+    if (auto s = devices.Restore(uid, name, o.devices); !s.ok()) {
+      return absl::InvalidArgumentError(fmt::format("occupied: {}", s.message()));
+    }
   }
   return absl::OkStatus();
 }
@@ -1019,6 +1082,9 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Create(NodeTopology topology,
   }
   if (auto s = impl->Init(); !s.ok()) return s;
   if (auto s = impl->Restore(); !s.ok()) return s;
+  if (impl->options.occupied != nullptr) {
+    if (auto s = impl->Occupy(*impl->options.occupied); !s.ok()) return s;
+  }
   return std::unique_ptr<Node>(new Node(std::move(impl)));
 }
 

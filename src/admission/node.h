@@ -138,7 +138,33 @@ class Node {
     // The pods that run on the node, in place of podtopo's record (a kubelet's own directory
     // has none): matched to the checkpoints by uid, re-admitted in this order.
     const std::vector<Pod>* running_pods = nullptr;
+
+    // Resources that pods this Node does not know hold on the node at Create, so that the
+    // node starts in a given state instead of empty (`podtopo extender` rebuilds a node from its
+    // NodeResourceTopology: what the NRT reports as not available is occupied). Create takes
+    // them out of the managers' state as one synthetic holder, pod uid kOccupiedHolderUid,
+    // container "occupied", exactly as if a pod held them:
+    //  * cpus: a CPU Manager assignment (the CPUs leave the default set); they must be
+    //    allocatable (not reserved) CPUs of the topology; ignored with the none policy;
+    //  * memory: one single-NUMA block per (NUMA node, type): the Memory Manager's reserved
+    //    and free of that node change and its assignment count grows by one, as for a pod whose
+    //    memory sits on that one node (a multi-NUMA group cannot be described here: cells stay
+    //    [id]); the bytes must fit the node's free memory; ignored with policy None;
+    //  * devices: the device ids held (device manager), which must exist.
+    // The holder is not an admitted pod: AdmittedPods() does not list it and it cannot be
+    // Remove()d. In the node-fit check its resources count as used (cpu = its CPUs, memory
+    // and hugepages = its bytes, devices = its ids), a lower bound of what the pods behind it
+    // request: an NRT says nothing of shared-pool requests or of the pod count. Needs an in-memory node (no state_dir);
+    // errors (kInvalidArgument) name the CPU, NUMA node and type, or device.
+    struct Occupied {
+      CpuSet cpus;
+      std::map<int, std::map<std::string, uint64_t>> memory;  // NUMA -> type -> bytes
+      std::map<std::string, std::vector<std::string>> devices;  // resource -> device ids
+    };
+    const Occupied* occupied = nullptr;
   };
+  // The pod uid of Options::occupied's synthetic holder.
+  static constexpr char kOccupiedHolderUid[] = "podtopo.io/occupied";
 
   // Builds the managers from the kubelet configuration (validated here as the kubelet does at
   // start) and, with a state dir, restores and validates the checkpoints. Errors name the
