@@ -330,6 +330,34 @@ TEST_F(ServerTest, ABindReservesAndTheNextFilterSeesIt) {
   EXPECT_EQ(Metric(server_->MetricsText(), "podtopo_extender_reservations"), 8);
 }
 
+TEST_F(ServerTest, BindsThatRaceTheirFiltersMeetAtTheBind) {
+  // kube-scheduler binds asynchronously: all 9 pods of a burst may pass /filter before the first
+  // /bind. The 9th bind then finds no NUMA node left and is refused, without a Binding posted.
+  std::vector<std::string> names;
+  for (int i = 0; i < 9; ++i) {
+    names.push_back("burst-" + std::to_string(i));
+    Http f = Post(port_, "/filter", FilterArgs(GuaranteedPod(names.back(), 20), {"node-t256"}));
+    ASSERT_EQ(nlohmann::json::parse(f.body)["nodenames"], nlohmann::json::array({"node-t256"}))
+        << f.body;
+  }
+  int refused = 0;
+  for (const std::string& name : names) {
+    Http b = Post(port_, "/bind", nlohmann::json{{"PodName", name}, {"PodNamespace", "default"},
+                                                  {"PodUID", "uid-" + name}, {"Node", "node-t256"}}
+                                      .dump());
+    ASSERT_EQ(b.status, 200) << b.body;
+    std::string error = nlohmann::json::parse(b.body).value("Error", "");
+    if (!error.empty()) {
+      ++refused;
+      EXPECT_EQ(name, "burst-8");
+      EXPECT_THAT(error, HasSubstr("TopologyAffinityError"));
+    }
+  }
+  EXPECT_EQ(refused, 1);
+  std::lock_guard<std::mutex> l(mu_);
+  EXPECT_EQ(bound_.size(), 8u);  // the refused pod was never posted
+}
+
 TEST(ServerListen, BadAddressesNameTheFlag) {
   auto ext = Extender::Create({}).value();
   for (const char* bad : {"./extender.sock", "http://127.0.0.1:8888", "127.0.0.1", "host:port",
