@@ -473,6 +473,46 @@ def merge_seeds(c, shared):
         c.add("merge_hints", json.dumps(req), case["id"])
 
 
+def extender_seeds(c):
+    """Bodies for podtopo extender's verbs: byte 0 picks Filter/Prioritize/Bind/NRT."""
+    def ctr(name, cpu, mem):
+        r = {"cpu": cpu, "memory": mem}
+        return {"name": name, "resources": {"requests": r, "limits": r}}
+    pod = {"metadata": {"name": "p", "uid": "u1"},
+           "spec": {"containers": [ctr("a", "2", "1Gi"), ctr("b", "12", "2Gi")]}}
+    pod_level = {"metadata": {"name": "pl", "uid": "u2"},
+                 "spec": {"resources": {"limits": {"cpu": "4", "memory": "2Gi"}},
+                          "containers": [{"name": "a"}, {"name": "b"}]}}
+    bodies = [
+        {"pod": pod, "nodenames": ["node-a", "node-b", "ghost"]},
+        {"Pod": pod_level, "NodeNames": ["node-a"]},
+        {"pod": pod, "nodes": {"items": [{"metadata": {"name": "node-a"}},
+                                         {"metadata": {"name": "x"}}]}},
+        {"pod": {"kind": "Deployment"}, "nodenames": []},
+        {"pod": pod},
+    ]
+    for i, b in enumerate(bodies):
+        for verb in (0, 1):
+            c.add("extender_request", bytes([verb]) + json.dumps(b).encode(), f"req-{verb}-{i}")
+    c.add("extender_request", bytes([2]) + json.dumps(
+        {"PodName": "p", "PodNamespace": "default", "PodUID": "u1", "Node": "node-a"}).encode(),
+        "bind")
+    nrt = {"metadata": {"name": "n"},
+           "attributes": [{"name": "topologyManagerPolicy", "value": "single-numa-node"},
+                          {"name": "topologyManagerScope", "value": "pod"}],
+           "zones": [{"name": f"node-{n}", "type": "Node",
+                      "costs": [{"name": "node-0", "value": 10}, {"name": "node-1", "value": 20}],
+                      "resources": [{"name": "cpu", "capacity": "8", "allocatable": "7",
+                                     "available": "5"},
+                                    {"name": "memory", "capacity": "8Gi", "allocatable": "7Gi",
+                                     "available": "6Gi"},
+                                    {"name": "example.com/gpu", "capacity": "2",
+                                     "allocatable": "2", "available": "1"}],
+                      "attributes": [{"name": "podtopo.io/free-cpus", "value": "3-7"}]}
+                     for n in (0, 1)]}
+    c.add("extender_request", bytes([3]) + json.dumps(nrt).encode(), "nrt-foreign")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--source", required=True)
@@ -493,6 +533,7 @@ def main():
     merge_seeds(c, a.shared)
     podresources_seeds(c)
     cri_seeds(c)
+    extender_seeds(c)
     with open(os.path.join(a.out, "stamp"), "w") as f:
         f.write(json.dumps(c.counts, sort_keys=True) + "\n")
 

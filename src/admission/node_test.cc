@@ -471,5 +471,62 @@ TEST(NodeTest, PodThatARestartWouldRejectIsRefused) {
   EXPECT_EQ(node->DefaultCpuSet().String(), "0-79");  // nothing left behind
 }
 
+// Options::occupied: the node starts with resources held by pods it does not know, exactly as
+// if such a pod held them (the extender rebuilds a node from its NodeResourceTopology so).
+TEST(NodeOccupiedTest, StartsInTheGivenStateAndRefusesWhatCannotBeHeld) {
+  // Seed configuration: CPU 0 reserved, single-numa-node, pod scope, memory Static.
+  Node::Options::Occupied held;
+  held.cpus = CpuSet{1, 2, 3, 7, 8, 9};  // NUMA 0 (even CPUs) keeps 4, 6, 10 free; NUMA 1 5, 11
+  held.memory[1] = {{"memory", 15 * kGi}};
+  Node::Options options;
+  options.occupied = &held;
+  auto node = Node::Create(DualSocketHT(), config::SeedDefault(), options);
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ((*node)->DefaultCpuSet().String(), "0,4-6,10-11");
+  EXPECT_TRUE((*node)->AdmittedPods().empty());
+  EXPECT_EQ((*node)->MemoryTables().at(1).at("memory").reserved, 15 * kGi);
+  // 3 exclusive CPUs fit NUMA 0 only (3 free there), and 2 GiB of memory fit there too.
+  auto a = (*node)->Admit(ParseOne(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    resources:
+      limits: {cpu: "3", memory: 2Gi}
+)"));
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(a->admitted) << a->reason << ": " << a->message;
+  EXPECT_EQ(C(*a, "c").cpus, (CpuSet{4, 6, 10})) << C(*a, "c").cpus.String();
+  // 2 CPUs and 2 GiB: none left on NUMA 0; NUMA 1 has 2 CPUs but 1 GiB of memory.
+  auto b = (*node)->Admit(ParseOne(R"(apiVersion: v1
+kind: Pod
+metadata: {name: q}
+spec:
+  containers:
+  - name: c
+    resources:
+      limits: {cpu: "2", memory: 2Gi}
+)"));
+  ASSERT_TRUE(b.ok());
+  EXPECT_FALSE(b->admitted);
+  EXPECT_EQ(b->reason, "TopologyAffinityError");
+
+  Node::Options::Occupied reserved_cpu;
+  reserved_cpu.cpus = CpuSet{0};
+  options.occupied = &reserved_cpu;
+  auto bad = Node::Create(DualSocketHT(), config::SeedDefault(), options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("CPU 0 is not an allocatable CPU"), std::string::npos)
+      << bad.status();
+  Node::Options::Occupied too_much;
+  too_much.memory[0] = {{"memory", 64 * kGi}};
+  options.occupied = &too_much;
+  bad = Node::Create(DualSocketHT(), config::SeedDefault(), options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("on NUMA node 0 exceed its free"), std::string::npos)
+      << bad.status();
+}
+
 }  // namespace
 }  // namespace podtopo

@@ -2,10 +2,10 @@
 
 #include <map>
 
+#include "extender/nrt_attributes.h"
 #include "fmt/format.h"
 #include "resource/quantity.h"
 #include "render/json_yaml.h"
-#include "topology/topology_json.h"
 
 namespace podtopo::agent {
 namespace {
@@ -37,12 +37,7 @@ std::string FreeCpusValue(const CpuSet& free) {
 }
 
 std::string CpuTopologyDigest(const NodeTopology& topology) {
-  uint64_t h = 14695981039346656037ull;  // FNV-1a 64
-  for (unsigned char c : WriteTopologyJson(topology)) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return fmt::format("fnv1a64:{:016x}", h);
+  return extender::CpuTopologyDigest(topology);
 }
 
 nlohmann::ordered_json WithNodeOwner(nlohmann::ordered_json nrt, const std::string& node_name,
@@ -74,6 +69,10 @@ nlohmann::ordered_json BuildNodeResourceTopology(const std::string& name,
   if (auto reserved = config.ReservedSystemCpuSet(); reserved.ok() && !reserved->IsEmpty()) {
     nrt["attributes"].push_back({{"name", kAttrReservedCpus}, {"value", reserved->String()}});
   }
+  // Every kubelet-config field admission reads, so that `podtopo extender` rebuilds the node's
+  // exact admission (extender/nrt_attributes.h).
+  nrt["attributes"].push_back(
+      {{"name", extender::kAttrKubeletConfig}, {"value", extender::KubeletConfigAttribute(config)}});
   auto list = nlohmann::ordered_json::array();
   for (const auto& z : zones) {
     nlohmann::ordered_json zone;

@@ -24,6 +24,8 @@
 //   - {name: podtopo.io/cpu-topology-digest, value: "fnv1a64:9c1f..."}  # CpuTopologyDigest
 //   - {name: podtopo.io/kubelet-version, value: "1.37"}
 //   - {name: podtopo.io/reserved-cpus, value: "0"}         # when the configuration reserves any
+//   - {name: podtopo.io/kubelet-config, value: '{"apiVersion":...}'}  # every kubelet-config
+//                             # field admission reads, compact JSON (extender/nrt_attributes.h)
 //   zones[*].attributes:
 //   - {name: podtopo.io/free-cpus, value: "2-7,18-23"}     # the CPU ids of `available`,
 //                                                          # "none" when there are none

@@ -52,6 +52,15 @@ const nlohmann::json* Field(const nlohmann::json& obj, std::string_view name) {
 
 void AppendJsonString(std::string& out, std::string_view s) {
   out += '"';
+  // Node names never need escaping: one append.
+  if (std::none_of(s.begin(), s.end(), [](char ch) {
+        unsigned char c = static_cast<unsigned char>(ch);
+        return c < 0x20 || c == '"' || c == '\\';
+      })) {
+    out += s;
+    out += '"';
+    return;
+  }
   for (char ch : s) {
     unsigned char c = static_cast<unsigned char>(ch);
     switch (c) {
@@ -166,7 +175,11 @@ class Extender::Impl {
   std::unique_ptr<TopologyCatalog> catalog;
 
   mutable std::shared_mutex mu;  // nodes, models, empty_cache, reservation index
-  std::unordered_map<std::string, NodeEntry> nodes;
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, NodeEntry, NameHash, std::equal_to<>> nodes;
   std::unordered_map<std::string, std::weak_ptr<Model>> models;
   std::map<std::string, EmptyNode> empty_cache;
   std::map<std::string, config::KubeletConfig> config_cache;  // podtopo.io/kubelet-config
@@ -230,6 +243,8 @@ class Extender::Impl {
     return m;
   }
 
+  // next_expiry is a lower bound: releases leave it early (ExpireReservations then finds
+  // nothing due and recomputes it); only a new reservation lowers it.
   void RecomputeExpiry() {
     int64_t next = INT64_MAX;
     for (const auto& [name, e] : nodes) {
@@ -267,7 +282,6 @@ class Extender::Impl {
     std::erase_if(node->second.reservations,
                   [&](const Reservation& r) { return r.pod.uid == uid; });
     if (node->second.error.ok()) node->second.model = ModelFor(node->second);
-    RecomputeExpiry();
   }
 
   void RememberPod(const Pod& pod) {
@@ -308,7 +322,7 @@ class Extender::Impl {
     Pod probe;
     std::string shape;
     bool by_names = true;
-    std::vector<std::string> names;
+    std::vector<std::string_view> names;        // into `root`
     std::vector<const nlohmann::json*> items;  // with Nodes: the NodeList items
     nlohmann::json root;
   };
@@ -346,7 +360,7 @@ class Extender::Impl {
         if (!(*names)[i].is_string()) {
           return ErrorAnswer(400, "error", fmt::format("nodenames[{}]: must be a string", i));
         }
-        req.names.push_back((*names)[i].get<std::string>());
+        req.names.push_back((*names)[i].get_ref<const std::string&>());
       }
     } else if (list != nullptr && !list->is_null()) {
       req.by_names = false;
@@ -367,7 +381,7 @@ class Extender::Impl {
             return ErrorAnswer(400, "error",
                                fmt::format("nodes.items[{}].metadata.name: missing", i));
           }
-          req.names.push_back(name->get<std::string>());
+          req.names.push_back(name->get_ref<const std::string&>());
           req.items.push_back(&(*items)[i]);
         }
       }
@@ -407,7 +421,7 @@ class Extender::Impl {
     std::vector<NodeAnswer> out(req.names.size());
     std::unordered_map<const Model*, const Verdict*> memo;
     for (size_t i = 0; i < req.names.size(); ++i) {
-      const std::string& name = req.names[i];
+      const std::string_view name = req.names[i];
       auto it = nodes.find(name);
       if (it == nodes.end()) {
         out[i].why = fmt::format("no NodeResourceTopology for node {}", name);
@@ -470,7 +484,6 @@ void Extender::UpsertNrt(const nlohmann::json& nrt) {
     e.model.reset();
     for (const auto& r : e.reservations) m.reserved_uids.erase(r.pod.uid);
     e.reservations.clear();
-    m.RecomputeExpiry();
     return;
   }
   e.error = absl::OkStatus();
@@ -490,7 +503,6 @@ void Extender::UpsertNrt(const nlohmann::json& nrt) {
     }
   }
   e.model = m.ModelFor(e);
-  m.RecomputeExpiry();
 }
 
 void Extender::DeleteNrt(const std::string& name) {
@@ -500,7 +512,6 @@ void Extender::DeleteNrt(const std::string& name) {
   if (it == m.nodes.end()) return;
   for (const auto& r : it->second.reservations) m.reserved_uids.erase(r.pod.uid);
   m.nodes.erase(it);
-  m.RecomputeExpiry();
 }
 
 void Extender::ObservePod(const nlohmann::json& pod, bool deleted) {
@@ -692,7 +703,8 @@ HttpAnswer Extender::Bind(std::string_view body,
           Reservation{*pod, m.Now() + m.options.reservation_ttl, e.spec.state_key, false});
       m.reserved_uids[args.pod_uid] = args.node;
       e.model = m.ModelFor(e);
-      m.RecomputeExpiry();
+      const int64_t expires = e.reservations.back().expires.time_since_epoch().count();
+      if (expires < m.next_expiry.load()) m.next_expiry = expires;
       reserved = true;
     }
   }
