@@ -259,18 +259,27 @@ TEST_F(ServerTest, ConcurrentRequestsAllAnswered) {
   const std::string want = ext_->Filter(args).body;
   constexpr int kThreads = 8, kEach = 24;  // half filter, half prioritize
   std::atomic<int> ok{0};
+  std::mutex first_mu;
+  std::string first_bad;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < kEach; ++i) {
         Http r = i % 2 ? Post(port_, "/filter", args)
                        : Post(port_, "/prioritize", args);
-        if (r.status == 200 && (i % 2 == 0 || r.body == want)) ++ok;
+        if (r.status == 200 && (i % 2 == 0 || r.body == want)) {
+          ++ok;
+        } else {
+          std::lock_guard<std::mutex> l(first_mu);
+          if (first_bad.empty()) {
+            first_bad = std::to_string(r.status) + " " + r.error + " " + r.body.substr(0, 300);
+          }
+        }
       }
     });
   }
   for (auto& t : threads) t.join();
-  EXPECT_EQ(ok.load(), kThreads * kEach);
+  EXPECT_EQ(ok.load(), kThreads * kEach) << "first bad answer: " << first_bad;
   std::string m = server_->MetricsText();
   EXPECT_EQ(Metric(m, "podtopo_extender_requests_total{code=\"200\",verb=\"filter\"}"),
             kThreads * kEach / 2 + 0.0) << m;

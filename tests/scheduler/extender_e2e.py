@@ -16,7 +16,8 @@ schedulerName podtopo-scheduler, every node using docs/examples/kubelet-config.y
      the pods (nothing runs them): only the extender's reservations keep the burst apart;
   2. a pod of 40 CPUs (fits both nodes by total, no NUMA node anywhere): FailedScheduling with
      the extender's message naming both nodes;
-  3. a burst of 10 pods of 4 CPUs: all bound;
+  3. a burst of 10 pods of 4 CPUs: all bound; then 5 pods of 14 CPUs, which only preset:demo's
+     NUMA nodes still hold: 4 bound there, the 5th refused;
   4. independently of the extender, `podtopo admit` replays each node's bound pods on that
      node's preset and configuration: every one is admitted (no pod bound to a node whose
      kubelet would reject it);
@@ -108,6 +109,11 @@ class Cluster:
 
     def pods(self):
         return json.loads(self.kubectl("get", "pods", "-o", "json").stdout)["items"]
+
+    def refused_binds(self):
+        """How many binds the extender refused, from the FailedScheduling events' counts."""
+        out = self.kubectl("get", "events", "-o", "json", "--field-selector", "reason=FailedScheduling").stdout
+        return sum(e.get("count") or 1 for e in json.loads(out)["items"] if "not bound to" in e["message"])
 
     def events(self, pod):
         out = self.kubectl("get", "events", "-o", "json",
@@ -274,11 +280,29 @@ def main():
             spread[where(f"small-{i}")] = spread.get(where(f"small-{i}"), 0) + 1
         print(f"3. 10 pods of 4 CPUs bound in {time.time() - t3:.1f} s: {spread}")
 
+        # 3b. Pods of 14 CPUs: node-t256's NUMA nodes have at most 12 left; node-demo's 4 NUMA
+        # nodes of 16 (15 on NUMA 0, which holds the reserved CPU) take one each.
+        create_burst(cp, [pod(f"mid-{i}", 14) for i in range(5)])
+
+        def mid_settled():
+            placed = {f"mid-{i}": where(f"mid-{i}") for i in range(5)}
+            waiting = [n for n, v in placed.items() if not v]
+            if len(waiting) == 1 and cp.events(waiting[0]):
+                return {n: v for n, v in placed.items() if v}, waiting[0]
+            return None
+        placed, left = wait("4 pods of 14 CPUs bound and the 5th refused", mid_settled, seconds=60)
+        if set(placed.values()) != {"node-demo"}:
+            fail(f"pods of 14 CPUs bound outside node-demo: {placed}")
+        print(f"3b. 5 pods of 14 CPUs: 4 bound to node-demo, {left} refused: {cp.events(left)[-1]}")
+
         # 4. Every node's kubelet (podtopo admit, the same decisions) admits what it was given.
         bound = [p for p in cp.pods() if p["spec"].get("nodeName")]
         for n in nodes:
             mine = sorted((p for p in bound if p["spec"]["nodeName"] == n["name"]),
                           key=lambda p: (p["metadata"]["creationTimestamp"], p["metadata"]["name"]))
+            if not mine:
+                print(f"4. {n['name']}: no pod bound to it")
+                continue
             f = os.path.join(tmp, f"{n['name']}-bound.json")
             with open(f, "w") as out:
                 json.dump({"apiVersion": "v1", "kind": "List", "items": [
@@ -295,12 +319,15 @@ def main():
         # 5. The extender's own account.
         m = get(base + "/metrics")
         binds = metric(m, 'podtopo_extender_requests_total{code="200",verb="bind"}') or 0
-        if binds != len(bound):
-            fail(f"the extender answered {binds:.0f} binds, {len(bound)} pods are bound")
+        refused_binds = cp.refused_binds()
+        if binds - refused_binds != len(bound):
+            fail(f"the extender answered {binds:.0f} binds and refused {refused_binds}, "
+                 f"{len(bound)} pods are bound")
         failed = metric(m, "podtopo_extender_nodes_failed_total")
         if not failed:
             fail(f"podtopo_extender_nodes_failed_total is {failed}")
-        print(f"5. extender: {binds:.0f} binds, {failed:.0f} node verdicts failed, "
+        print(f"5. extender: {binds:.0f} binds, {refused_binds} refused at bind (filtered before an "
+              f"earlier pod's bind), {failed:.0f} node verdicts failed, "
               f"{metric(m, 'podtopo_extender_reservations'):.0f} reservations held; "
               f"rejected by a kubelet after binding: 0 of {len(bound)}")
         if extender.poll() is not None:
