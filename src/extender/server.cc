@@ -118,11 +118,13 @@ class Server::Impl : public CivetHandler {
     const std::string path = info->local_uri != nullptr ? info->local_uri : "/";
     const std::string verb = VerbOf(path);
     HttpAnswer answer = Post(conn, info, path, verb);
-    Reply(conn, verb, answer.status, "application/json", answer.body);
+    // Observed and counted before the answer is written: a client that has its answer sees it
+    // in /metrics.
     if (auto it = latency_.find(verb); it != latency_.end()) {
       it->second->Observe(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
+    Reply(conn, verb, answer.status, "application/json", answer.body);
     return true;
   }
 
@@ -177,8 +179,8 @@ class Server::Impl : public CivetHandler {
     out.push_back(std::move(requests));
 
     auto latency = Family("podtopo_extender_request_duration_seconds",
-                          "Time from a request's headers to its answer written, body read and "
-                          "decision made included, by verb",
+                          "Time from a request's headers to its answer, body read and decision "
+                          "made included (not the writing of the answer), by verb",
                           MetricType::Histogram);
     for (const auto& [verb, h] : latency_) {
       ClientMetric m = h->Collect();
