@@ -7,7 +7,8 @@ Starts etcd + kube-apiserver + kube-scheduler (../shared/runtime/kubernetes-1.20
 scheduler configuration of deploy/podtopo-scheduler.yaml (its urlPrefix and kubeconfig pointed
 at this test's extender and API server), installs deploy/'s NRT CRD, creates the nodes
 (create_nodes: a Node object, and `podtopo serve` as its kubelet with `podtopo agent` publishing
-its NodeResourceTopology), starts `podtopo extender`, and checks with pods of
+its NodeResourceTopology), starts `podtopo extender --kubeconfig` as deploy/podtopo-extender.yaml's
+service account (its RBAC is all it may do), and checks with pods of
 schedulerName podtopo-scheduler, every node using docs/examples/kubelet-config.yaml
 (single-numa-node, pod scope):
   1. a burst of 9 pods of 20 CPUs: preset:demo's NUMA nodes have 16 CPUs, preset:t256's 32, so
@@ -196,6 +197,29 @@ def scheduler_config(repo, cp, port, path):
         yaml.safe_dump(cfg, f)
 
 
+def extender_kubeconfig(repo, cp, tmp):
+    """A kubeconfig for deploy/podtopo-extender.yaml's ServiceAccount (its RBAC applied, a token
+    from the TokenRequest API: no controller-manager runs to make one)."""
+    docs = [d for d in yaml.safe_load_all(open(os.path.join(repo, "deploy/podtopo-extender.yaml"))) if d]
+    rbac = [d for d in docs if d["kind"] in ("Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding")]
+    cp.kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": rbac}))
+    sa = next(d for d in rbac if d["kind"] == "ServiceAccount")["metadata"]
+    req = os.path.join(tmp, "tokenrequest.json")
+    with open(req, "w") as f:
+        json.dump({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                   "spec": {"expirationSeconds": 3600}}, f)
+    token = json.loads(cp.kubectl(
+        "create", "--raw", f"/api/v1/namespaces/{sa['namespace']}/serviceaccounts/{sa['name']}/token",
+        "-f", req).stdout)["status"]["token"]
+    cfg = yaml.safe_load(open(cp.kubeconfig))
+    cfg["users"] = [{"name": sa["name"], "user": {"token": token}}]
+    cfg["contexts"][0]["context"]["user"] = sa["name"]
+    path = os.path.join(tmp, "extender.kubeconfig")
+    with open(path, "w") as f:
+        yaml.safe_dump(cfg, f)
+    return path
+
+
 def main():
     repo, podtopo, script = sys.argv[1:4]
     bindir = os.path.join(os.path.dirname(script), "bin")
@@ -229,8 +253,11 @@ def main():
         print(f"nodes: {', '.join(n['name'] + ' (' + n['preset'] + ')' for n in nodes)}, "
               f"their NodeResourceTopology published")
 
+        # The extender runs as deploy/podtopo-extender.yaml's service account (a kubeconfig with
+        # its token), so that its RBAC is what it is allowed.
+        kubeconfig = extender_kubeconfig(repo, cp, tmp)
         extender = subprocess.Popen(
-            [podtopo, "extender", "--listen", f"127.0.0.1:{port}", "--kubeconfig", cp.kubeconfig,
+            [podtopo, "extender", "--listen", f"127.0.0.1:{port}", "--kubeconfig", kubeconfig,
              "--log-level", "debug"],
             stderr=open(os.path.join(tmp, "extender.log"), "w"))
         procs.append(extender)
