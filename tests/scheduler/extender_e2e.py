@@ -22,7 +22,8 @@ schedulerName podtopo-scheduler, every node using docs/examples/kubelet-config.y
   4. independently of the extender, `podtopo admit` replays each node's bound pods on that
      node's preset and configuration: every one is admitted (no pod bound to a node whose
      kubelet would reject it);
-  5. the extender's /metrics agree: binds answered = pods bound.
+  5. the extender's /metrics agree: binds answered = pods bound + binds it refused;
+  6. SIGTERM stops it with exit 0.
 Exit 0 on success, 77 (skip) when etcd, kubectl or the control plane's binaries are missing,
 1 with the reason otherwise.
 """
@@ -364,6 +365,14 @@ def main():
                 print(f"   /{verb}: {n:.0f} requests, {1000 * total / n:.2f} ms each on average")
         if extender.poll() is not None:
             fail("the extender exited")
+        extender.send_signal(signal.SIGTERM)
+        try:
+            rc = extender.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            fail("the extender did not stop within 15 s of SIGTERM")
+        if rc != 0:
+            fail(f"the extender exited {rc} after SIGTERM")
+        print("6. SIGTERM: the extender stops, exit 0")
         print(f"ok ({time.time() - t0:.1f} s)")
     finally:
         for p in procs:
