@@ -4,11 +4,17 @@
 #include "agent/node_resource_topology.h"
 #include "topology/node_source.h"
 
+#include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "resource/quantity.h"
 
 #include "agent/test_util.h"
+#include "api/pod_yaml.h"
+#include "extender/extender.h"
+#include "extender/nrt_model.h"
+#include "topology/topology_json.h"
 #include "gtest/gtest.h"
 #include "testing/testing.h"
 #include "yaml-cpp/yaml.h"
@@ -193,6 +199,58 @@ INSTANTIATE_TEST_SUITE_P(Kubelets, NrtTest, ::testing::Values(Compat::k1_37, Com
                          [](const auto& info) {
                            return info.param == Compat::k1_37 ? "v1_37" : "v1_36";
                          });
+
+// The agent's object is what `podtopo extender` reads: with its topology known (here through a
+// --node-pool entry holding the node's topology JSON), the extender rebuilds the node exactly
+// (no approximation) and its verdicts are the node's own; and its zones are those of
+// extender::NrtOfNode, the helper the extender's tests build their NRTs with.
+TEST_P(NrtTest, TheExtenderReadsItBackExactly) {
+  if (GetParam() != Compat::k1_37) GTEST_SKIP() << "v1.37's report only (the node model's)";
+  testutil::DocsNode d = testutil::AdmitDocsPods(GetParam());
+  Observation o = testutil::ObservationOf(d);
+  auto zones = AccountZones(d.topology, d.config, o);
+  nlohmann::json nrt = nlohmann::json::parse(
+      BuildNodeResourceTopology("node-a", d.config, zones, CpuTopologyDigest(d.topology)).dump());
+  nlohmann::json mine = extender::NrtOfNode("node-a", *d.node);
+  ASSERT_EQ(nrt["zones"].size(), mine["zones"].size());
+  for (size_t i = 0; i < nrt["zones"].size(); ++i) {
+    EXPECT_EQ(nrt["zones"][i]["resources"], mine["zones"][i]["resources"]) << "zone " << i;
+    EXPECT_EQ(nrt["zones"][i]["attributes"], mine["zones"][i]["attributes"]) << "zone " << i;
+  }
+
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("podtopo-nrt-ext-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "node.json") << WriteTopologyJson(d.topology);
+  std::ofstream(dir / "pool.yaml") << "- node: node.json\n";
+  auto ext = extender::Extender::Create({.node_pool_file = (dir / "pool.yaml").string()});
+  ASSERT_TRUE(ext.ok()) << ext.status();
+  (*ext)->UpsertNrt(nrt);
+  int admitted = 0, rejected = 0;
+  for (int cpu : {2, 4, 9, 14, 20}) {
+    nlohmann::json pod = {
+        {"metadata", {{"name", "cand"}, {"uid", "cand-uid"}}},
+        {"spec",
+         {{"containers",
+           {{{"name", "c"},
+             {"resources",
+              {{"limits", {{"cpu", std::to_string(cpu)}, {"memory", "1Gi"}}}}}}}}}}};
+    nlohmann::json manifest = pod;
+    manifest["apiVersion"] = "v1";
+    manifest["kind"] = "Pod";
+    auto want = d.node->Admit(ParsePods(manifest.dump(), "cand").value().front());
+    ASSERT_TRUE(want.ok()) << want.status();
+    if (want->admitted) ASSERT_TRUE(d.node->Remove("default", "cand").ok());
+    auto got = nlohmann::json::parse(
+        (*ext)->Filter(nlohmann::json{{"pod", pod}, {"nodenames", {"node-a"}}}.dump()).body);
+    EXPECT_EQ(got["nodenames"].size() == 1, want->admitted) << cpu << " CPUs: " << got.dump();
+    (want->admitted ? admitted : rejected)++;
+  }
+  EXPECT_GT(admitted, 0);
+  EXPECT_GT(rejected, 0);
+  EXPECT_EQ((*ext)->Stats().nodes_approximate, 0u);
+  fs::remove_all(dir);
+}
 
 TEST(NrtSchemaTest, TheCheckRejectsWhatTheCrdRejects) {
   std::vector<std::string> errors;

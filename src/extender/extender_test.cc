@@ -2,7 +2,9 @@
 // Node::Admit gives on the node the NodeResourceTopology describes.
 #include "extender/extender.h"
 
+#include <atomic>
 #include <random>
+#include <thread>
 
 #include "admission/node.h"
 #include "api/pod_yaml.h"
@@ -390,6 +392,80 @@ TEST(ExtenderTest, IdenticalNodesShareOneModelAndOneVerdict) {
   EXPECT_EQ(ext->Stats().admissions, 1u);
   got = Body(ext->Filter(Args(PodJson("q", "u2", 1, 2, 1), names)));  // same shape: cached
   EXPECT_EQ(ext->Stats().admissions, 1u);
+}
+
+// Filter, Prioritize and Bind from several threads while NRTs change: every answer is whole.
+TEST(ExtenderTest, ConcurrentRequestsWhileNrtsChange) {
+  auto empty = MakeNode("demo", Seed());
+  auto busy = MakeNode("demo", Seed());
+  std::mt19937 g(11);
+  Occupy(*busy, g, 6, 8);
+  const json states[] = {NrtOfNode("n", *empty), NrtOfNode("n", *busy)};
+  auto ext = NewExtender();
+  for (int i = 0; i < 8; ++i) {
+    json nrt = states[i % 2];
+    nrt["metadata"]["name"] = fmt::format("n{}", i);
+    ext->UpsertNrt(nrt);
+  }
+  std::vector<std::string> names;
+  for (int i = 0; i < 8; ++i) names.push_back(fmt::format("n{}", i));
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 40; ++k) {
+        std::string uid = fmt::format("t{}-{}", t, k);
+        json pod = PodJson(uid, uid, 1, 1 + (k % 6), 1);
+        HttpAnswer a = k % 2 == 0 ? ext->Filter(Args(pod, names)) : ext->Prioritize(Args(pod, names));
+        if (a.status != 200 || !json::accept(a.body)) ++bad;
+        if (k % 5 == 0) {
+          ext->Bind(json{{"PodName", uid}, {"PodUID", uid}, {"Node", names[k % 8]}}.dump(),
+                    [](const BindingArgs&) { return absl::OkStatus(); });
+        }
+      }
+    });
+  }
+  for (int k = 0; k < 60; ++k) {
+    json nrt = states[k % 2];
+    nrt["metadata"]["name"] = names[k % 8];
+    ext->UpsertNrt(nrt);
+    ext->ObservePod(json{{"metadata", {{"uid", fmt::format("t0-{}", k)}}}}, true);
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(ext->Stats().nodes_known, 8u);
+}
+
+// A pod as kube-scheduler 1.20 marshals it from its informer: no TypeMeta, Go's zero values
+// (creationTimestamp null, empty resources), and many fields podtopo does not read.
+TEST(ExtenderTest, PodAsTheSchedulerSendsIt) {
+  json pod = json::parse(R"({
+    "metadata": {"name": "web-1", "namespace": "prod", "uid": "9d1c", "resourceVersion": "812",
+                 "creationTimestamp": null, "labels": {"app": "web"},
+                 "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                      "name": "web", "uid": "r1", "controller": true}],
+                 "managedFields": [{"manager": "kube-controller-manager", "operation": "Update"}]},
+    "spec": {"volumes": [{"name": "t", "secret": {"secretName": "t"}}],
+             "containers": [{"name": "app", "image": "nginx", "resources":
+                               {"limits": {"cpu": "2", "memory": "1Gi"},
+                                "requests": {"cpu": "2", "memory": "1Gi"}},
+                             "terminationMessagePath": "/dev/termination-log",
+                             "imagePullPolicy": "Always"},
+                            {"name": "side", "image": "envoy", "resources": {}}],
+             "restartPolicy": "Always", "schedulerName": "default-scheduler",
+             "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                              "effect": "NoExecute", "tolerationSeconds": 300}],
+             "priority": 0, "enableServiceLinks": true, "preemptionPolicy": "PreemptLowerPriority"},
+    "status": {"phase": "Pending", "qosClass": "Burstable"}})");
+  auto node = MakeNode("demo", Seed());
+  auto ext = NewExtender();
+  ext->UpsertNrt(NrtOfNode("n", *node));
+  HttpAnswer a = ext->Filter(Args(pod, {"n"}));
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(Body(a)["nodenames"], json::array({"n"}));
+  HttpAnswer p = ext->Prioritize(Args(pod, {"n"}));
+  ASSERT_EQ(p.status, 200) << p.body;
+  EXPECT_EQ(Body(p)[0]["score"], 5) << "Burstable: nothing NUMA-pinned";
 }
 
 }  // namespace
