@@ -34,6 +34,7 @@ int Run(int argc, char** argv, std::ostream& out, std::ostream& err) {
   AddNriCommand(app, ctx);
   AddVerifyCommand(app, ctx);
   AddProbeCommand(app, ctx);
+  AddExtenderCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -51,6 +51,7 @@ void AddAgentCommand(CLI::App& app, Context& ctx);
 void AddNriCommand(CLI::App& app, Context& ctx);
 void AddVerifyCommand(CLI::App& app, Context& ctx);
 void AddProbeCommand(CLI::App& app, Context& ctx);
+void AddExtenderCommand(CLI::App& app, Context& ctx);
 
 }  // namespace podtopo::cli
 

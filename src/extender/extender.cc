@@ -671,20 +671,41 @@ HttpAnswer Extender::Bind(std::string_view body,
     *out = v->get<std::string>();
   }
   if (args.pod_namespace.empty()) args.pod_namespace = "default";
-  absl::Status s = bind(args);
-  if (!s.ok()) return ErrorAnswer(200, "Error", std::string(std::string(s.message())));
 
+  // The scheduler binds asynchronously: the next pod's /filter may run before this pod's /bind
+  // arrives, and then does not see this pod's reservation (a burst of pods would all pick the
+  // same NUMA node). So the bind is where pods meet: under the lock the pod is admitted again on
+  // the node as it is now (its NRT and the reservations) and reserved in the same step. A pod
+  // that no longer fits is not bound; the scheduler retries it, and its next /filter sees the
+  // reservations. The Binding is posted after the lock is released; if it fails, the
+  // reservation is dropped again.
   std::optional<Pod> pod;
   {
     std::lock_guard lock(m.pods_mu);
     auto it = m.pods_by_uid.find(args.pod_uid);
     if (it != m.pods_by_uid.end()) pod = it->second;
   }
+  bool reserved = false;
   if (pod.has_value()) {
     std::unique_lock lock(m.mu);
     auto it = m.nodes.find(args.node);
-    if (it != m.nodes.end() && it->second.error.ok() && !m.reserved_uids.count(args.pod_uid)) {
+    if (it != m.nodes.end() && it->second.error.ok() && it->second.model != nullptr &&
+        !m.reserved_uids.count(args.pod_uid)) {
       NodeEntry& e = it->second;
+      Pod probe = *pod;
+      probe.namespace_name = kProbeNamespace;
+      probe.name = kProbeName;
+      probe.uid = kProbeUid;
+      {
+        std::lock_guard model_lock(e.model->mu);
+        const Verdict& v = m.Evaluate(*e.model, PodSpecFingerprint(probe), probe);
+        if (!v.fits) {
+          return ErrorAnswer(200, "Error",
+                             fmt::format("not bound to {}: with the pods bound to it since the "
+                                         "filter, the pod {}{}",
+                                         args.node, v.message, e.suffix));
+        }
+      }
       pod->namespace_name = args.pod_namespace;
       pod->name = args.pod_name;
       e.reservations.push_back(
@@ -693,7 +714,13 @@ HttpAnswer Extender::Bind(std::string_view body,
       e.model = m.ModelFor(e);
       const int64_t expires = e.reservations.back().expires.time_since_epoch().count();
       if (expires < m.next_expiry.load()) m.next_expiry = expires;
+      reserved = true;
     }
+  }
+  absl::Status s = bind(args);
+  if (!s.ok()) {
+    if (reserved) m.ReleaseReservation(args.pod_uid);
+    return ErrorAnswer(200, "Error", std::string(s.message()));
   }
   return {200, "{}"};
 }

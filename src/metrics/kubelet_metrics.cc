@@ -214,7 +214,12 @@ void KubeletMetrics::RecordPodResourcesRequest(const std::string& version,
   }
 }
 
-absl::StatusOr<std::string> ListenAddress(const std::string& address) {
+absl::StatusOr<std::string> ListenAddress(const std::string& address, std::string_view flag) {
+  if (address.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{} {:?}: expected HOST:PORT, e.g. 127.0.0.1:9101 (an address, not a URL or a path)", flag,
+        address));
+  }
   std::string addr = address;
   if (!addr.empty() && addr[0] == ':') addr = "127.0.0.1" + addr;
   if (addr.find(':') == std::string::npos) addr = "127.0.0.1:" + addr;
@@ -222,7 +227,7 @@ absl::StatusOr<std::string> ListenAddress(const std::string& address) {
   if (port.empty() || !std::all_of(port.begin(), port.end(), ::isdigit) || port.size() > 5 ||
       std::stoi(port) > 65535) {
     return absl::InvalidArgumentError(
-        fmt::format("--metrics-addr {:?}: expected HOST:PORT, e.g. 127.0.0.1:9101", address));
+        fmt::format("{} {:?}: expected HOST:PORT, e.g. 127.0.0.1:9101", flag, address));
   }
   return addr;
 }

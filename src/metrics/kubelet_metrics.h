@@ -26,6 +26,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "admission/node.h"
@@ -64,9 +65,12 @@ class KubeletMetrics {
   bool pod_level_;
 };
 
-// The address to listen on for a --metrics-addr value: "HOST:PORT" as given, ":PORT" and "PORT"
-// on 127.0.0.1. Error (kInvalidArgument): no valid port, naming the flag and the value.
-absl::StatusOr<std::string> ListenAddress(const std::string& address);
+// The address to listen on for a --metrics-addr value (or another flag's, named by `flag`):
+// "HOST:PORT" as given, ":PORT" and "PORT" on 127.0.0.1. Error (kInvalidArgument): no valid
+// port, or a URL or path rather than an address ("http://h:1", "./sock"), naming the flag and
+// the value.
+absl::StatusOr<std::string> ListenAddress(const std::string& address,
+                                          std::string_view flag = "--metrics-addr");
 
 // Why an HTTP server cannot listen on `addr` (a ListenAddress result), found by binding a TCP
 // socket there: "port 9101 is in use", "permission denied: ports below 1024 need root",

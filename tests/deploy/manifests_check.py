@@ -14,6 +14,16 @@ agent's DaemonSet keeps its promises:
   * Prometheus scrape annotations name the port the agent listens on;
   * every flag passed to `podtopo agent` is one `podtopo agent --help` lists;
   * the image is the one scripts/image.py names for this version.
+The extender (deploy/podtopo-extender.yaml) and its scheduler (deploy/podtopo-scheduler.yaml):
+  * the extender's Deployment runs `podtopo extender` with flags its --help lists, one
+    replica (its reservations are in memory), least privilege (non-root, nothing mounted), its
+    probes and Service on the port --listen names;
+  * its service account is bound to exactly one ClusterRole: noderesourcetopologies list and
+    watch, pods list and watch, pods/binding create;
+  * the scheduler's KubeSchedulerConfiguration (in a ConfigMap) is kubescheduler.config.k8s.io
+    v1beta1 with only fields that version has, one profile named podtopo-scheduler, and one
+    extender whose urlPrefix is the extender Service and whose verbs are filter, prioritize and
+    bind; the scheduler's Deployment mounts that ConfigMap where --config points.
 
     manifests_check.py REPO PODTOPO
 """
@@ -190,6 +200,148 @@ for where, job in jobs:
          f"{where}: capabilities added beyond SYS_NICE (SCHED_FIFO)")
     need(jsc.get("seccompProfile", {}).get("type") == "RuntimeDefault", f"{where}: no RuntimeDefault seccomp")
     need(not jpod.get("volumes"), f"{where}: the probe mounts nothing")
+
+
+def rbac_of(sa, ns):
+    """(apiGroup, resource, verb) the ClusterRole bound to service account ns/sa grants."""
+    bs = [d for _, d in docs if d["kind"] in ("ClusterRoleBinding", "RoleBinding")
+          and any(s.get("kind") == "ServiceAccount" and s.get("name") == sa
+                  and s.get("namespace") == ns for s in d.get("subjects", []))]
+    granted = set()
+    for b in bs:
+        if b["roleRef"]["kind"] != "ClusterRole" or b["kind"] != "ClusterRoleBinding":
+            continue
+        for _, r in docs:
+            if r["kind"] == "ClusterRole" and r["metadata"]["name"] == b["roleRef"]["name"]:
+                for rule in r.get("rules", []):
+                    need("*" not in rule.get("verbs", []) + rule.get("resources", []),
+                         f"ClusterRole {r['metadata']['name']}: wildcard rule {rule}")
+                    for g in rule.get("apiGroups", []):
+                        for res in rule.get("resources", []):
+                            for v in rule.get("verbs", []):
+                                granted.add((g, res, v))
+    return bs, granted
+
+
+def deployment(name):
+    found = [(w, d) for w, d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == name]
+    need(len(found) == 1, f"expected one Deployment {name}, found {len(found)}")
+    if not found:
+        return None, None
+    where, dep = found[0]
+    need(dep["apiVersion"] == "apps/v1", f"{where}: apiVersion {dep['apiVersion']}")
+    t = dep["spec"]["template"]
+    for k, v in dep["spec"]["selector"]["matchLabels"].items():
+        need(t["metadata"]["labels"].get(k) == v, f"{where}: selector {k}={v} does not match the template's labels")
+    need(dep["spec"].get("replicas") == 1, f"{where}: not exactly one replica")
+    need(dep["spec"].get("strategy", {}).get("type") == "Recreate", f"{where}: not Recreate (two would run at once)")
+    p = t["spec"]
+    need(not p.get("hostNetwork") and not p.get("hostPID"), f"{where}: host network or PID namespace")
+    sa_name = p.get("serviceAccountName")
+    need(any(d["kind"] == "ServiceAccount" and d["metadata"]["name"] == sa_name
+             and d["metadata"].get("namespace") == dep["metadata"].get("namespace") for _, d in docs),
+         f"{where}: service account {sa_name} is not declared")
+    need(len(p["containers"]) == 1, f"{where}: expected one container")
+    ctr = p["containers"][0]
+    csc = ctr.get("securityContext", {})
+    need(csc.get("runAsNonRoot") is True, f"{where}: may run as root")
+    need(csc.get("allowPrivilegeEscalation") is False, f"{where}: allowPrivilegeEscalation is not false")
+    need(csc.get("privileged") in (None, False), f"{where}: privileged")
+    need(csc.get("readOnlyRootFilesystem") is True, f"{where}: root filesystem is writable")
+    need(csc.get("capabilities", {}).get("drop") == ["ALL"], f"{where}: capabilities not all dropped")
+    need(not csc.get("capabilities", {}).get("add"), f"{where}: capabilities added")
+    need(csc.get("seccompProfile", {}).get("type") == "RuntimeDefault", f"{where}: no RuntimeDefault seccomp")
+    need(not any("hostPath" in v for v in p.get("volumes", [])), f"{where}: mounts the host")
+    return where, dep
+
+
+# The extender.
+where, ext = deployment("podtopo-extender")
+ext_port = None
+if ext:
+    p = ext["spec"]["template"]["spec"]
+    ns = ext["metadata"]["namespace"]
+    ctr = p["containers"][0]
+    need(ctr.get("image") == f"docker.io/library/podtopo:{version}", f"{where}: image {ctr.get('image')}")
+    need(ctr.get("args", [])[:1] == ["extender"], f"{where}: the container does not run `podtopo extender`")
+    ext_help = subprocess.run([podtopo, "extender", "--help"], capture_output=True, text=True).stdout
+    eflags = {}
+    for a in ctr.get("args", [])[1:]:
+        m = re.match(r"^(--[a-z-]+)=(.*)$", a)
+        need(m is not None, f"{where}: argument {a!r} is not --flag=value")
+        if m:
+            need(re.search(r"(?<![\w-])" + re.escape(m.group(1)) + r"(?![\w-])", ext_help) is not None,
+                 f"{where}: podtopo extender has no flag {m.group(1)}")
+            eflags[m.group(1)] = m.group(2)
+    need("--kubeconfig" not in eflags, f"{where}: --kubeconfig in a pod (it uses its service account)")
+    listen = eflags.get("--listen", "")
+    need(listen.startswith("0.0.0.0:"), f"{where}: --listen {listen!r} is not reachable from the scheduler")
+    ext_port = int(listen.rsplit(":", 1)[-1] or 0)
+    named = {pt.get("name"): pt["containerPort"] for pt in ctr.get("ports", [])}
+    need(ext_port in named.values(), f"{where}: port {ext_port} not declared")
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+        g = ctr.get(probe, {}).get("httpGet", {})
+        need(g.get("path") == path and named.get(g.get("port"), g.get("port")) == ext_port,
+             f"{where}: {probe} is not GET {path} on port {ext_port}")
+    ann = ext["spec"]["template"]["metadata"].get("annotations", {})
+    need(ann.get("prometheus.io/port") == str(ext_port), f"{where}: prometheus.io/port is not {ext_port}")
+    need(p.get("automountServiceAccountToken") is not False, f"{where}: the service account token is not mounted")
+    bs, granted = rbac_of(p["serviceAccountName"], ns)
+    need(len(bs) == 1, f"{where}: {p['serviceAccountName']} is not bound to exactly one ClusterRole")
+    want = {("topology.node.k8s.io", "noderesourcetopologies", "list"),
+            ("topology.node.k8s.io", "noderesourcetopologies", "watch"),
+            ("", "pods", "list"), ("", "pods", "watch"), ("", "pods/binding", "create")}
+    need(granted == want, f"{where}: the ClusterRole grants {sorted(granted)}, not exactly {sorted(want)}")
+    svcs = [d for _, d in docs if d["kind"] == "Service" and d["metadata"]["name"] == "podtopo-extender"]
+    need(len(svcs) == 1, "deploy/: no Service podtopo-extender")
+    for svc in svcs:
+        labels = ext["spec"]["template"]["metadata"]["labels"]
+        need(all(labels.get(k) == v for k, v in svc["spec"]["selector"].items()),
+             "Service podtopo-extender: its selector does not match the extender's pods")
+        need(any(pt["port"] == ext_port and named.get(pt.get("targetPort"), pt.get("targetPort")) == ext_port
+                 for pt in svc["spec"]["ports"]), f"Service podtopo-extender: no port {ext_port}")
+
+# The second scheduler and its configuration.
+V1BETA1 = {"apiVersion", "kind", "leaderElection", "clientConnection", "healthzBindAddress",
+           "metricsBindAddress", "enableProfiling", "enableContentionProfiling", "disablePreemption",
+           "percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles",
+           "extenders", "featureGates"}
+EXTENDER = {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb",
+            "enableHTTPS", "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources", "ignorable"}
+where, sched = deployment("podtopo-scheduler")
+cms = [d for _, d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "podtopo-scheduler-config"]
+need(len(cms) == 1, "deploy/: no ConfigMap podtopo-scheduler-config")
+for cm in cms:
+    cfg = yaml.safe_load(cm["data"]["scheduler-config.yaml"])
+    need(cfg.get("apiVersion") == "kubescheduler.config.k8s.io/v1beta1" and cfg.get("kind") == "KubeSchedulerConfiguration",
+         "scheduler-config.yaml: not a kubescheduler.config.k8s.io/v1beta1 KubeSchedulerConfiguration")
+    need(set(cfg) <= V1BETA1, f"scheduler-config.yaml: fields v1beta1 does not have: {sorted(set(cfg) - V1BETA1)}")
+    profiles = cfg.get("profiles", [])
+    need([pr.get("schedulerName") for pr in profiles] == ["podtopo-scheduler"],
+         "scheduler-config.yaml: not exactly one profile, podtopo-scheduler (extenders apply to every profile)")
+    need(all(set(pr) <= {"schedulerName", "plugins", "pluginConfig"} for pr in profiles),
+         "scheduler-config.yaml: a profile has fields v1beta1 does not have (extenders are top-level)")
+    exts = cfg.get("extenders", [])
+    need(len(exts) == 1, "scheduler-config.yaml: not exactly one extender")
+    for e in exts:
+        need(set(e) <= EXTENDER, f"scheduler-config.yaml: extender fields v1beta1 does not have: {sorted(set(e) - EXTENDER)}")
+        need(e.get("urlPrefix") == f"http://podtopo-extender.podtopo-system.svc:{ext_port}",
+             f"scheduler-config.yaml: urlPrefix {e.get('urlPrefix')} is not the extender's Service")
+        need((e.get("filterVerb"), e.get("prioritizeVerb"), e.get("bindVerb")) == ("filter", "prioritize", "bind"),
+             "scheduler-config.yaml: the verbs are not filter, prioritize and bind")
+        need(isinstance(e.get("weight"), int) and e["weight"] > 0, "scheduler-config.yaml: weight is not a positive integer")
+        need(e.get("nodeCacheCapable") is True, "scheduler-config.yaml: not nodeCacheCapable")
+    need(cfg.get("leaderElection", {}).get("leaderElect") is False or
+         cfg.get("leaderElection", {}).get("resourceName") not in (None, "kube-scheduler"),
+         "scheduler-config.yaml: leader election on the default scheduler's lock")
+    if sched:
+        ctr = sched["spec"]["template"]["spec"]["containers"][0]
+        conf = [a.split("=", 1)[1] for a in ctr.get("command", []) + ctr.get("args", []) if a.startswith("--config=")]
+        vols = {v["name"]: v for v in sched["spec"]["template"]["spec"].get("volumes", [])}
+        mounted = [m["mountPath"] for m in ctr.get("volumeMounts", [])
+                   if vols.get(m["name"], {}).get("configMap", {}).get("name") == "podtopo-scheduler-config"]
+        need(len(conf) == 1 and len(mounted) == 1 and conf[0] == mounted[0] + "/scheduler-config.yaml",
+             f"{where}: --config does not point at the mounted ConfigMap's scheduler-config.yaml")
 
 if errors:
     print("FAIL:\n  " + "\n  ".join(errors))
