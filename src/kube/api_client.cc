@@ -23,6 +23,30 @@ size_t Append(char* data, size_t size, size_t n, void* out) {
   return size * n;
 }
 
+// The write callback of Stream: a 2xx body goes to the caller's function as it arrives; any
+// other body is kept for Response::Error.
+struct StreamSink {
+  void* curl;
+  const std::function<bool(std::string_view)>* on_data;
+  std::string* body;
+  bool ended_by_caller = false;
+};
+
+size_t StreamTo(char* data, size_t size, size_t n, void* out) {
+  auto* sink = static_cast<StreamSink*>(out);
+  long code = 0;
+  curl_easy_getinfo(static_cast<CURL*>(sink->curl), CURLINFO_RESPONSE_CODE, &code);
+  if (code < 200 || code >= 300) {
+    sink->body->append(data, size * n);
+    return size * n;
+  }
+  if (!(*sink->on_data)(std::string_view(data, size * n))) {
+    sink->ended_by_caller = true;
+    return 0;  // aborts the transfer (CURLE_WRITE_ERROR)
+  }
+  return size * n;
+}
+
 int Progress(void* cancelled, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   return static_cast<std::atomic<bool>*>(cancelled)->load() ? 1 : 0;  // nonzero aborts
 }
@@ -117,8 +141,17 @@ absl::StatusOr<Response> ApiClient::Delete(const std::string& path) {
   return Do("DELETE", path, nullptr, nullptr);
 }
 
+absl::StatusOr<Response> ApiClient::Stream(const std::string& path,
+                                           const std::function<bool(std::string_view)>& on_data,
+                                           std::chrono::milliseconds timeout) {
+  return Do("GET", path, nullptr, nullptr, &on_data, timeout);
+}
+
 absl::StatusOr<Response> ApiClient::Do(const char* method, const std::string& path,
-                                       const std::string* body, const char* content_type) {
+                                       const std::string* body, const char* content_type,
+                                       const std::function<bool(std::string_view)>* on_data,
+                                       std::chrono::milliseconds timeout) {
+  if (timeout.count() <= 0) timeout = options_.timeout;
   Response r;
   r.method = method;
   r.url = credentials_.server + path;
@@ -137,12 +170,18 @@ absl::StatusOr<Response> ApiClient::Do(const char* method, const std::string& pa
   curl_easy_setopt(c, CURLOPT_URL, r.url.c_str());
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout.count()));
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(std::min<int64_t>(options_.timeout.count(), 5000)));
+                   static_cast<long>(std::min<int64_t>(timeout.count(), 5000)));
   curl_easy_setopt(c, CURLOPT_USERAGENT, options_.user_agent.c_str());
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, Append);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &r.body);
+  StreamSink sink{c, on_data, &r.body};
+  if (on_data != nullptr) {
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, StreamTo);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+  } else {
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, Append);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &r.body);
+  }
   curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, Progress);
   curl_easy_setopt(c, CURLOPT_XFERINFODATA, &cancelled_);
@@ -195,6 +234,7 @@ absl::StatusOr<Response> ApiClient::Do(const char* method, const std::string& pa
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, nullptr);
   curl_slist_free_all(headers);
+  if (rc == CURLE_WRITE_ERROR && sink.ended_by_caller) rc = CURLE_OK;
   if (rc != CURLE_OK) {
     std::string why = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);
     return absl::UnavailableError(fmt::format("{} {}: {}", method, r.url, why));

@@ -23,9 +23,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "kube/kubeconfig.h"
@@ -71,6 +73,15 @@ class ApiClient {
                                  const std::string& content_type);
   absl::StatusOr<Response> Delete(const std::string& path);
 
+  // A GET whose 2xx body is handed to `on_data` as it arrives (a watch: one JSON event per
+  // line), instead of being kept; `on_data` returns false to end the request early (that is
+  // not an error). A non-2xx body is kept in Response::body as for Get. `timeout` bounds the
+  // whole request (a watch asks the server for a shorter timeoutSeconds). A stream in
+  // progress holds this client's connection: use one client per stream.
+  absl::StatusOr<Response> Stream(const std::string& path,
+                                  const std::function<bool(std::string_view)>& on_data,
+                                  std::chrono::milliseconds timeout);
+
   // Makes the request in progress, and every later one, fail at once (UnavailableError
   // "cancelled"): for a prompt shutdown. Any thread.
   void Cancel() { cancelled_ = true; }
@@ -81,7 +92,9 @@ class ApiClient {
  private:
   ApiClient(Credentials credentials, ClientOptions options);
   absl::StatusOr<Response> Do(const char* method, const std::string& path, const std::string* body,
-                              const char* content_type);
+                              const char* content_type,
+                              const std::function<bool(std::string_view)>* on_data = nullptr,
+                              std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
   const Credentials credentials_;
   const ClientOptions options_;
