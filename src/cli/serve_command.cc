@@ -63,7 +63,9 @@ void RunKubeNode(const ServeOpts& o, CLI::App* cmd, Context& ctx) {
   }
   if (o.heartbeat_seconds <= 0) return ctx.Fail("--heartbeat: must be positive");
   auto credentials = kube::LoadKubeconfig(o.kubeconfig);
-  if (!credentials.ok()) return ctx.Fail(fmt::format("--kubeconfig: {}", credentials.status().message()));
+  if (!credentials.ok()) {
+    return ctx.Fail(fmt::format("--kubeconfig: {}", std::string(credentials.status().message())));
+  }
   auto topology = LoadNode(o.flags.node);
   if (!topology.ok()) return ctx.Fail(topology.status());
   std::optional<config::KubeletConfig> cfg =
@@ -83,7 +85,7 @@ void RunKubeNode(const ServeOpts& o, CLI::App* cmd, Context& ctx) {
                                         *std::move(cfg), ko);
   if (!node.ok()) {
     return ctx.Fail(fmt::format("node {} on {}: {}", o.node_name, o.kubeconfig,
-                                node.status().message()));
+                                std::string(node.status().message())));
   }
   spdlog::info("ready: node {} on {} ({}), decisions of kubelet {}", o.node_name, o.kubeconfig,
                o.flags.node, version);
