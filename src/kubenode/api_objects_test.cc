@@ -85,7 +85,7 @@ TEST(NodeResources, HugepagesAndDevicesAsTheKubeletReportsThem) {
 TEST(NodeObject, ReadyWithLabelsAndNodeInfo) {
   config::KubeletConfig cfg = config::SeedDefault();
   cfg.kubelet_version = "1.37";
-  auto t = Clock::time_point(std::chrono::seconds(1796641200));  // 2026-12-07T11:40:00Z
+  auto t = Clock::time_point(std::chrono::seconds(1796641200));  // 2026-12-07T11:00:00Z
   nlohmann::json n = NodeObject({.name = "sim-a", .address = "10.0.0.7"}, Preset("preset:demo"),
                                 cfg, t);
   EXPECT_EQ(n["metadata"]["name"], "sim-a");
@@ -98,7 +98,7 @@ TEST(NodeObject, ReadyWithLabelsAndNodeInfo) {
   EXPECT_EQ(ready["type"], "Ready");
   EXPECT_EQ(ready["status"], "True");
   EXPECT_EQ(ready["reason"], "KubeletReady");
-  EXPECT_EQ(ready["lastHeartbeatTime"], "2026-12-07T11:40:00Z");
+  EXPECT_EQ(ready["lastHeartbeatTime"], "2026-12-07T11:00:00Z");
   for (const auto& c : n["status"]["conditions"]) {
     if (c["type"] != "Ready") EXPECT_EQ(c["status"], "False") << c;
   }
@@ -106,10 +106,10 @@ TEST(NodeObject, ReadyWithLabelsAndNodeInfo) {
 
 TEST(Times, Rfc3339) {
   auto t = Clock::time_point(std::chrono::seconds(1796641200)) + std::chrono::microseconds(42);
-  EXPECT_EQ(Rfc3339(t), "2026-12-07T11:40:00Z");
-  EXPECT_EQ(Rfc3339Micro(t), "2026-12-07T11:40:00.000042Z");
+  EXPECT_EQ(Rfc3339(t), "2026-12-07T11:00:00Z");
+  EXPECT_EQ(Rfc3339Micro(t), "2026-12-07T11:00:00.000042Z");
   nlohmann::json lease = LeaseObject("sim-a", "uid-1", t);
-  EXPECT_EQ(lease["spec"]["renewTime"], "2026-12-07T11:40:00.000042Z");
+  EXPECT_EQ(lease["spec"]["renewTime"], "2026-12-07T11:00:00.000042Z");
   EXPECT_EQ(lease["spec"]["holderIdentity"], "sim-a");
   EXPECT_EQ(lease["metadata"]["ownerReferences"][0]["uid"], "uid-1");
 }
@@ -141,7 +141,7 @@ TEST(StatusPatch, AdmittedPodRuns) {
   nlohmann::json s = AdmittedStatusPatch(object, "10.0.0.7", t)["status"];
   EXPECT_EQ(s["phase"], "Running");
   EXPECT_EQ(s["hostIP"], "10.0.0.7");
-  EXPECT_EQ(s["startTime"], "2026-12-07T11:40:00Z");
+  EXPECT_EQ(s["startTime"], "2026-12-07T11:00:00Z");
   std::set<std::string> conditions;
   for (const auto& c : s["conditions"]) {
     EXPECT_EQ(c["status"], "True");
