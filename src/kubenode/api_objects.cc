@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <ctime>
 #include <functional>
+#include <string_view>
 
 #include "admission/pod_requests.h"
 #include "api/pod_gates.h"
@@ -266,6 +267,29 @@ nlohmann::json RejectedStatusPatch(const PodAllocation& rejected, Clock::time_po
             {"reason", rejected.reason},
             {"message", rejected.message},
             {"startTime", Rfc3339(start)}}}};
+}
+
+nlohmann::json RejectionEvent(const PodAllocation& rejected, const std::string& node_name,
+                              Clock::time_point t) {
+  constexpr std::string_view kPrefix = "Pod was rejected: ";
+  std::string message = rejected.message;
+  if (message.rfind(kPrefix, 0) == 0) message.erase(0, kPrefix.size());
+  return {{"apiVersion", "v1"},
+          {"kind", "Event"},
+          {"metadata", {{"generateName", rejected.name + "."}, {"namespace", rejected.namespace_name}}},
+          {"involvedObject",
+           {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"namespace", rejected.namespace_name},
+            {"name", rejected.name},
+            {"uid", rejected.uid}}},
+          {"reason", rejected.reason},
+          {"message", message},
+          {"type", "Warning"},
+          {"source", {{"component", "kubelet"}, {"host", node_name}}},
+          {"firstTimestamp", Rfc3339(t)},
+          {"lastTimestamp", Rfc3339(t)},
+          {"count", 1}};
 }
 
 nlohmann::json DeleteNowBody(const std::string& uid) {

@@ -111,6 +111,12 @@ nlohmann::json AdmittedStatusPatch(const nlohmann::json& object, const std::stri
                                    Clock::time_point start);
 nlohmann::json RejectedStatusPatch(const PodAllocation& rejected, Clock::time_point start);
 
+// The Warning Event a kubelet records for a rejected pod (kubelet.go rejectPod): reason R and
+// the message without the status's "Pod was rejected: " prefix, source kubelet on `node_name`.
+// POST /api/v1/namespaces/NS/events.
+nlohmann::json RejectionEvent(const PodAllocation& rejected, const std::string& node_name,
+                              Clock::time_point t);
+
 // DeleteOptions: gracePeriodSeconds 0, preconditions.uid.
 nlohmann::json DeleteNowBody(const std::string& uid);
 

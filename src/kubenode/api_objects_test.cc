@@ -178,6 +178,12 @@ TEST(StatusPatch, RejectedPodFailsWithTheKubeletsReasonAndMessage) {
   std::string message = s["message"];
   EXPECT_EQ(message.rfind("Pod was rejected: ", 0), 0u) << message;
   EXPECT_EQ(message, a->message);
+  nlohmann::json event = RejectionEvent(*a, "sim-a", Clock::now());
+  EXPECT_EQ(event["type"], "Warning");
+  EXPECT_EQ(event["reason"], "TopologyAffinityError");
+  EXPECT_EQ("Pod was rejected: " + event["message"].get<std::string>(), message);
+  EXPECT_EQ(event["involvedObject"]["uid"], PodUid(object));
+  EXPECT_EQ(event["source"]["host"], "sim-a");
 }
 
 TEST(PodState, PhaseTerminatingAndDeleteOptions) {

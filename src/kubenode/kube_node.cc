@@ -27,6 +27,15 @@ std::string MetaString(const nlohmann::json& object, const char* key) {
   return v != m->end() && v->is_string() ? v->get<std::string>() : std::string();
 }
 
+// " (cpus 2-5)": the pod's bubble, else its containers' exclusive CPUs; "" when it has none.
+std::string CpusNote(const PodAllocation& a) {
+  CpuSet cpus = a.cpus;
+  for (const auto& c : a.containers) {
+    if (c.assignment == "node_exclusive" || c.assignment == "pod_exclusive") cpus = cpus.Union(c.cpus);
+  }
+  return cpus.IsEmpty() ? "" : fmt::format(" (cpus {})", cpus.String());
+}
+
 bool Ended(const std::string& phase) { return phase == "Failed" || phase == "Succeeded"; }
 
 }  // namespace
@@ -310,13 +319,13 @@ class KubeNode::Impl {
     if (a->admitted) {
       ++stats_.admitted;
       changed_ = true;
-      spdlog::info("pod {}/{} admitted{}", ns, name,
-                   a->cpus.IsEmpty() ? "" : fmt::format(" (cpus {})", a->cpus.String()));
+      spdlog::info("pod {}/{} admitted{}", ns, name, CpusNote(*a));
       WriteStatus(ns, name, uid, AdmittedStatusPatch(object, id_.address, StartOf(uid)));
     } else {
       ++stats_.rejected;
       spdlog::info("pod {}/{} rejected: {}: {}", ns, name, a->reason, a->message);
       WriteStatus(ns, name, uid, RejectedStatusPatch(*a, StartOf(uid)));
+      RecordEvent(RejectionEvent(*a, id_.name, Clock::now()));
       rejected_[uid] = std::move(*a);
     }
   }
@@ -352,6 +361,13 @@ class KubeNode::Impl {
     }
     if (r.ok() && r->status == 404) return;  // gone: its DELETED event follows
     Failed("pod " + ns + "/" + name + " status", r.ok() ? r->Error() : r.status());
+  }
+
+  void RecordEvent(const nlohmann::json& event) {
+    const std::string ns = event["metadata"]["namespace"];
+    auto r = client_->Post("/api/v1/namespaces/" + kube::EscapePathSegment(ns) + "/events",
+                           event.dump());
+    if (!r.ok() || !r->ok()) Failed("event for pod " + ns, r.ok() ? r->Error() : r.status());
   }
 
   void DeleteNow(const std::string& ns, const std::string& name, const std::string& uid) {

@@ -200,6 +200,12 @@ def main():
             fail(f"wide-a: status {o['status']}, `podtopo admit` says {want}")
         if o["status"]["reason"] != "TopologyAffinityError":
             fail(f"wide-a: reason {o['status']['reason']}")
+        events = wait("the kubelet's Warning event for wide-a", lambda: [
+            e for e in cp.get_json("events", "--field-selector", "involvedObject.name=wide-a")["items"]
+            if e["reason"] == "TopologyAffinityError" and e["type"] == "Warning"])
+        if "Pod was rejected: " + events[0]["message"] != o["status"]["message"] or \
+                events[0]["source"].get("host") != "sim-a":
+            fail(f"wide-a's event {events[0]}")
         time.sleep(1)
         if cpus_available(cp.nrt("sim-a")) != base_a - 4:
             fail("the rejected pod changed sim-a's NRT")
