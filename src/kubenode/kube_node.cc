@@ -273,6 +273,7 @@ class KubeNode::Impl {
       if (held != nullptr) Release(ns, name, "deleted");
       rejected_.erase(uid);
       deleted_.erase(uid);
+      start_.erase(uid);
       return;
     }
     if (PodTerminating(object)) {
