@@ -6,15 +6,12 @@
 #include <set>
 #include <thread>
 
-#include "agent/node_resource_topology.h"
 #include "agent/nrt_publisher.h"
-#include "agent/observation.h"
-#include "client/pod_view.h"
 #include "fmt/format.h"
 #include "kube/api_client.h"
 #include "kube/informer.h"
 #include "kubenode/api_objects.h"
-#include "podresources/report.h"
+#include "kubenode/node_nrt.h"
 #include "spdlog/spdlog.h"
 
 namespace podtopo::kubenode {
@@ -48,13 +45,7 @@ class KubeNode::Impl {
         topology_(std::move(topology)),
         config_(std::move(config)),
         options_(std::move(options)),
-        id_{options_.node_name, options_.address},
-        numa_map_(agent::NumaMapOf(topology_)),
-        device_numa_(podresources::DeviceNumaMap(topology_)),
-        digest_(agent::CpuTopologyDigest(topology_)) {
-    rules_.pod_level_gate = config_.FeatureEnabled("PodLevelResourceManagers") &&
-                            config_.FeatureEnabled("PodLevelResources");
-  }
+        id_{options_.node_name, options_.address} {}
 
   absl::Status Init() {
     if (options_.node_name.empty()) return absl::InvalidArgumentError("--node-name: required");
@@ -63,7 +54,6 @@ class KubeNode::Impl {
     if (!node.ok()) return node.status();
     node_ = std::move(*node);
     node_->set_tracing(false);
-    allocatable_ = AllocatableAnswer();
 
     kube::ClientOptions co{.timeout = std::chrono::seconds(10), .user_agent = "podtopo-serve"};
     auto pods_client = kube::ApiClient::Create(credentials_, co);
@@ -130,19 +120,6 @@ class KubeNode::Impl {
   }
 
  private:
-  // What GetAllocatableResources would answer for this node (as serve/daemon.cc builds it).
-  v1::AllocatableResourcesResponse AllocatableAnswer() const {
-    podresources::AllocatableView view;
-    view.cpus = node_->AllocatableCpus();
-    for (const auto& [numa, types] : node_->MemoryTables()) {
-      for (const auto& [type, t] : types) {
-        if (t.allocatable > 0) view.memory.push_back({type, t.allocatable, {numa}});
-      }
-    }
-    view.devices = topology_.devices;
-    return podresources::BuildAllocatable(view);
-  }
-
   void Failed(const std::string& what, const absl::Status& s) {
     ++stats_.errors;
     stats_.last_error = fmt::format("{}: {}", what, std::string(s.message()));
@@ -383,26 +360,11 @@ class KubeNode::Impl {
     Failed("deleting pod " + ns + "/" + name, r.ok() ? r->Error() : r.status());
   }
 
-  // 3. The NodeResourceTopology of the node's state, through the agent's accounting.
-  // REQUIRES: mu_ held.
+  // 3. The NodeResourceTopology of the node's state, through the agent's accounting
+  // (kubenode/node_nrt.h). REQUIRES: mu_ held.
   void PublishNrt() {
     changed_ = false;
-    if (publisher_ == nullptr) return;
-    agent::Observation o;
-    for (const PodAllocation& a : node_->AdmittedPods()) {
-      const Pod* pod = node_->FindPod(a.namespace_name, a.name);
-      if (pod == nullptr) continue;
-      auto view = client::BuildPodView(
-          podresources::BuildPodResources({*pod, a}, rules_, device_numa_), numa_map_);
-      if (view.ok()) o.pods.push_back(std::move(*view));
-    }
-    if (auto view = client::BuildAllocatableView(allocatable_, numa_map_); view.ok()) {
-      o.allocatable = std::move(*view);
-    }
-    o.usage = client::SumUsage(o.pods, numa_map_);
-    o.time = Clock::now();
-    std::vector<agent::ZoneAccount> zones = agent::AccountZones(topology_, config_, o);
-    publisher_->Offer(agent::BuildNodeResourceTopology(id_.name, config_, zones, digest_));
+    if (publisher_ != nullptr) publisher_->Offer(NodeResourceTopologyOf(*node_, id_.name));
   }
 
   const kube::Credentials credentials_;
@@ -410,11 +372,6 @@ class KubeNode::Impl {
   const config::KubeletConfig config_;
   const KubeNodeOptions options_;
   const NodeIdentity id_;
-  const client::NumaMap numa_map_;
-  const podresources::DeviceNuma device_numa_;
-  const std::string digest_;
-  podresources::ReportingRules rules_;
-  v1::AllocatableResourcesResponse allocatable_;
 
   std::unique_ptr<kube::ApiClient> client_;     // pods (under mu_)
   std::unique_ptr<kube::ApiClient> hb_client_;  // Lease and Node status (heartbeat thread)

@@ -31,7 +31,7 @@
 //      admitted pod reported by podresources/report.h BuildPodResources and read back with
 //      client::BuildPodView, the allocatable resources by BuildAllocatable. So a pod-level
 //      allocation is counted once, and the object equals what `podtopo agent` publishes for
-//      a `podtopo serve` holding the same pods.
+//      a `podtopo serve` holding the same pods (kubenode/node_nrt.h; node_nrt_test checks it).
 //   4. Heartbeat: every `heartbeat` the Lease's renewTime is renewed (the node lifecycle
 //      controller reads the Lease), and every `status_report` the Node's conditions are written
 //      again with a new lastHeartbeatTime, so nothing marks the node NotReady.
