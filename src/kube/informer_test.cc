@@ -5,6 +5,8 @@
 #include "kube/informer.h"
 
 #include <atomic>
+#include <cstdlib>
+#include <filesystem>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -13,6 +15,7 @@
 #include "CivetServer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/testing.h"
 
 namespace podtopo::kube {
 namespace {
@@ -294,6 +297,83 @@ TEST(InformerTest, BadPathIsRefused) {
   auto inf = Informer::Start(c, {.path = "api/v1/pods"}, [](const WatchEvent&) {});
   ASSERT_FALSE(inf.ok());
   EXPECT_THAT(inf.status().message(), HasSubstr("expected an API path"));
+}
+
+}  // namespace
+}  // namespace podtopo::kube
+
+namespace podtopo::kube {
+namespace {
+
+// The same against the real kube-apiserver 1.20.2 (../shared/runtime/kubernetes-1.20): TLS,
+// token authentication, chunked watch streams and bookmarks as the server writes them.
+// Skipped where the control plane or etcd is missing.
+class RealApiServer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    script_ = podtopo::testing::SharedDir() + "/runtime/kubernetes-1.20/control-plane.sh";
+    if (!std::filesystem::exists(script_)) GTEST_SKIP() << "no control plane at " << script_;
+    if (std::system("command -v etcd >/dev/null 2>&1") != 0) {
+      GTEST_SKIP() << "etcd is missing (scripts/setup.sh installs etcd-server)";
+    }
+    dir_ = podtopo::testing::MakeTempDir("informer-cp");
+    std::string cmd = script_ + " start " + dir_ + " >" + dir_ + "/start.out 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << "control-plane.sh start failed; see " << dir_;
+    started_ = true;
+    auto c = LoadKubeconfig(dir_ + "/admin.kubeconfig");
+    ASSERT_TRUE(c.ok()) << c.status();
+    creds_ = *c;
+  }
+  void TearDown() override {
+    if (started_) {
+      std::string cmd = script_ + " stop " + dir_ + " >/dev/null 2>&1";
+      (void)std::system(cmd.c_str());
+      std::filesystem::remove_all(dir_);
+    }
+  }
+  std::string script_, dir_;
+  bool started_ = false;
+  Credentials creds_;
+};
+
+TEST_F(RealApiServer, InformerFollowsConfigMaps) {
+  auto client = ApiClient::Create(creds_);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const std::string base = "/api/v1/namespaces/default/configmaps";
+  auto make = [&](const std::string& name, const std::string& value) {
+    auto r = (*client)->Post(base, nlohmann::json{{"apiVersion", "v1"},
+                                                  {"kind", "ConfigMap"},
+                                                  {"metadata", {{"name", name}}},
+                                                  {"data", {{"k", value}}}}
+                                       .dump());
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_TRUE(r->ok()) << r->Error();
+  };
+  make("before", "1");
+  std::mutex mu;
+  std::vector<std::string> seen;
+  auto inf = Informer::Start(creds_, {.path = base + "?labelSelector=" + EscapePathSegment("!x")},
+                             [&](const WatchEvent& e) {
+                               std::lock_guard<std::mutex> l(mu);
+                               seen.push_back(std::string(TypeName(e.type)) + " " + KeyOf(e.object) +
+                                              " " + e.object["data"].value("k", ""));
+                             });
+  ASSERT_TRUE(inf.ok()) << inf.status();
+  ASSERT_TRUE((*inf)->WaitForSync(std::chrono::seconds(20))) << (*inf)->Stats().last_error;
+  make("after", "2");
+  auto r = (*client)->Patch(base + "/before", R"({"data":{"k":"3"}})", kMergePatch);
+  ASSERT_TRUE(r.ok() && r->ok());
+  r = (*client)->Delete(base + "/after");
+  ASSERT_TRUE(r.ok() && r->ok());
+  auto count = [&] {
+    std::lock_guard<std::mutex> l(mu);
+    return seen.size();
+  };
+  WaitUntil([&] { return count() >= 4; });
+  std::lock_guard<std::mutex> l(mu);
+  EXPECT_THAT(seen, ElementsAre("ADDED default/before 1", "ADDED default/after 2",
+                                "MODIFIED default/before 3", "DELETED default/after 2"));
+  EXPECT_EQ((*inf)->Stats().errors, 0u) << (*inf)->Stats().last_error;
 }
 
 }  // namespace
