@@ -127,6 +127,19 @@ TEST(PodFromApi, ReadsAnApiServerPodWithTheCommandsReader) {
   EXPECT_EQ(pod->uid, PodUid(ApiPod("web", "2", "1Gi")));
 }
 
+TEST(PodFromApi, PodLevelResourcesFromANewerApiServerAreRead) {
+  // A 1.32+ API server keeps spec.resources (1.20's drops it before the node sees the pod).
+  nlohmann::json object = ApiPod("bubble", "1", "1Gi");
+  object["spec"]["resources"] = {{"limits", {{"cpu", "4"}, {"memory", "4Gi"}}}};
+  auto pod = PodFromApi(object, config::SeedDefault());
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  ASSERT_TRUE(pod->HasPodLevelResources());
+  EXPECT_EQ(pod->resources->limits.at("cpu").String(), "4");
+  // Defaulted as a 1.37 API server does (PodLevelResourcesFixDefaulting): the missing pod-level
+  // request is the containers' aggregated request, the sidecar (1) beside main (1).
+  EXPECT_EQ(pod->resources->requests.at("cpu").String(), "2");
+}
+
 TEST(PodFromApi, ABadFieldIsNamed) {
   auto pod = PodFromApi(ApiPod("bad", "2x", "1Gi"), config::SeedDefault());
   ASSERT_FALSE(pod.ok());
