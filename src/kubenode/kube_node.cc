@@ -120,10 +120,10 @@ class KubeNode::Impl {
   }
 
  private:
-  void Failed(const std::string& what, const absl::Status& s) {
+  void Failed(const std::string& what, const absl::Status& s, bool log = true) {
     ++stats_.errors;
     stats_.last_error = fmt::format("{}: {}", what, std::string(s.message()));
-    spdlog::warn("{}", stats_.last_error);
+    if (log) spdlog::warn("{} (made again every {} ms)", stats_.last_error, options_.heartbeat.count());
   }
 
   // 1. Registration: create the Node, or adopt the one that exists.
@@ -200,7 +200,14 @@ class KubeNode::Impl {
       absl::Status lease = RenewLease();
       absl::Status status = report ? ReportStatus() : absl::OkStatus();
       l.lock();
-      if (!lease.ok() && !stopping_) Failed("lease kube-node-lease/" + id_.name, lease);
+      // An outage is logged once (and counted at every beat), and its end once.
+      if (!lease.ok() && !stopping_) {
+        Failed("lease kube-node-lease/" + id_.name, lease, /*log=*/!lease_failing_);
+        lease_failing_ = true;
+      } else if (lease.ok() && lease_failing_) {
+        lease_failing_ = false;
+        spdlog::info("lease kube-node-lease/{} renewed again", id_.name);
+      }
       if (!status.ok() && !stopping_) Failed("Node " + id_.name + " status", status);
     }
   }
@@ -384,6 +391,7 @@ class KubeNode::Impl {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false, stopped_ = false;
+  bool lease_failing_ = false;  // the last Lease renewal failed
   bool reconciled_ = false;  // the first list was reconciled with the restored pods
   bool changed_ = false;     // the node's pods changed since the last PublishNrt
   std::unique_ptr<Node> node_;

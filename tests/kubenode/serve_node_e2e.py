@@ -23,7 +23,9 @@ kubernetes.io/hostname picks the node). It checks:
   5. sim-a restarted with its state dir: a second serve on the same state dir is refused while
      it runs; after SIGTERM (exit 0) and a restart, its Running pod keeps its CPUs (the NRT's
      free CPU ids unchanged), and a pod deleted while it was down is released and deleted;
-  6. bad flag combinations get clear errors (exit 1).
+  6. bad flag combinations get clear errors (exit 1);
+  7. the API server stopped and restarted on its port: the nodes keep running, catch up, and
+     admit a pod created afterwards (its NRT updated).
 Exit 0 on success, 77 (skip) when etcd, kubectl or the control plane's binaries are missing,
 1 with the reason otherwise.
 """
@@ -31,6 +33,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -281,6 +284,38 @@ def main():
                 fail(f"serve {' '.join(args)}: exit {r.returncode}, stderr {r.stderr!r} "
                      f"(expected exit 1 and {words!r})")
         print("6. bad flag combinations: exit 1 with the flag named")
+
+        # 7. The API server goes away and comes back on the same port: the nodes keep running,
+        # re-list, and admit what is bound to them afterwards.
+        pid = int(open(os.path.join(cp.dir, "apiserver.pid")).read())
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = [x.decode() for x in f.read().split(b"\0") if x]
+
+        def exited():
+            return not os.path.exists(f"/proc/{pid}") or \
+                open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+        os.kill(pid, signal.SIGTERM)
+        try:
+            wait("the API server to exit", exited, seconds=10)
+        except Timeout:
+            os.kill(pid, signal.SIGKILL)
+            wait("the API server to exit", exited)
+        time.sleep(3)  # a heartbeat fails meanwhile
+        for n in nodes:
+            if n.proc.poll() is not None:
+                fail(f"{n.name} exited while the API server was down:\n{n.log_text()}")
+        api = subprocess.Popen(argv, stdout=open(os.path.join(cp.dir, "apiserver.log"), "a"),
+                               stderr=subprocess.STDOUT, start_new_session=True)
+        with open(os.path.join(cp.dir, "apiserver.pid"), "w") as f:
+            f.write(str(api.pid))
+        wait("the API server to answer", lambda: cp.kubectl(
+            "get", "--raw", "/readyz", check=False).returncode == 0, seconds=90)
+        create(pod("after-b", "sim-b", 2))
+        pod_on("after-b", "Running", seconds=60)
+        wait("sim-b's NRT to take after-b's 2 CPUs",
+             lambda: cpus_available(cp.nrt("sim-b")) == base_b - 26, seconds=60)
+        print("7. API server restarted: both nodes kept running; after-b admitted on sim-b, NRT "
+              "updated")
 
         for name, rc in simnodes.stop_nodes(nodes).items():
             if rc != 0:
