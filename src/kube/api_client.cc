@@ -128,6 +128,11 @@ absl::StatusOr<Response> ApiClient::Post(const std::string& path, const std::str
 absl::StatusOr<Response> ApiClient::Put(const std::string& path, const std::string& json) {
   return Do("PUT", path, &json, "application/json");
 }
+
+absl::StatusOr<Response> ApiClient::DeleteWithOptions(const std::string& path,
+                                                     const std::string& json) {
+  return Do("DELETE", path, &json, "application/json");
+}
 absl::StatusOr<Response> ApiClient::Patch(const std::string& path, const std::string& body,
                                           const std::string& content_type) {
   return Do("PATCH", path, &body, content_type.c_str());

@@ -67,6 +67,8 @@ class ApiClient {
   absl::StatusOr<Response> Get(const std::string& path);
   absl::StatusOr<Response> Post(const std::string& path, const std::string& json);
   absl::StatusOr<Response> Put(const std::string& path, const std::string& json);
+  // DELETE with a DeleteOptions body ({"gracePeriodSeconds": 0, "preconditions": {"uid": U}}).
+  absl::StatusOr<Response> DeleteWithOptions(const std::string& path, const std::string& json);
   absl::StatusOr<Response> Patch(const std::string& path, const std::string& body,
                                  const std::string& content_type);
   absl::StatusOr<Response> Delete(const std::string& path);
