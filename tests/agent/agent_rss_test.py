@@ -4,7 +4,7 @@
 NFD's topology-updater is OOM-killed at its 60 Mi limit on 144-CPU GB200 nodes. This runs the
 agent where that happens and holds it to the memory limit written in deploy/podtopo-agent.yaml:
 
-  agent_rss_test.py REPO PODTOPO CONTROL_PLANE_SH SANITIZE [--verify] [--polls N] [--keep]
+  agent_rss_test.py REPO PODTOPO CONTROL_PLANE_SH SANITIZE [--verify] [--polls=N] [--smaps] [--keep]
 
   - `podtopo serve` plays the kubelet on preset:gb200 (144 CPUs, 34 NUMA nodes, 4 GPUs) with
     200 pods admitted: Guaranteed pods with exclusive CPUs, GPU pods, pod-level pods (KEP-5526)
@@ -305,6 +305,17 @@ def main():
             threads = re.search(r"^Threads:\s+(\d+)$", f.read(), re.M).group(1)
         anon, files = status_kib(agent.pid, "RssAnon"), status_kib(agent.pid, "RssFile")
         mib = hwm / 1024
+        if "--smaps" in flags:  # where the resident set is, by mapping
+            by = {}
+            name = None
+            for line in open(f"/proc/{agent.pid}/smaps"):
+                if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+                    parts = line.split()
+                    name = (parts[5] if len(parts) > 5 else "[anon]") + " " + parts[1]
+                elif line.startswith("Rss:"):
+                    by[name] = by.get(name, 0) + int(line.split()[1])
+            for n, kib in sorted(by.items(), key=lambda x: -x[1])[:25]:
+                print(f"{kib:8d} KiB {n}")
         print(f"gb200, {PODS} pods, {done:.0f} polls, {publishes:.0f} NRT writes to the API "
               f"server, scrapes {scrapes}{', --verify' if '--verify' in flags else ''}: agent "
               f"peak RSS (VmHWM) {mib:.1f} MiB, sampled VmRSS max {peak_rss / 1024:.1f} MiB, now "
