@@ -170,8 +170,9 @@ def main():
     repo, podtopo, script, sanitize = args[:4]
     polls = next((int(f.split("=", 1)[1]) for f in flags if f.startswith("--polls=")), 40)
     if sanitize.upper() in ("ON", "1", "TRUE", "YES"):
-        skip("sanitizer build (PODTOPO_SANITIZE=ON): ASan's shadow memory and quarantine "
-             "multiply the resident set, so it says nothing of the release agent's")
+        skip("a sanitizer build (PODTOPO_SANITIZE, or -fsanitize= in the flags): ASan's and "
+             "TSan's shadow memory multiply the resident set, which then says nothing of the "
+             "release agent's")
     with open(podtopo, "rb") as f:  # run by hand: the binary says what it carries
         binary = f.read()
     for runtime in (b"__asan_init", b"__tsan_init", b"__msan_init"):
@@ -324,7 +325,8 @@ def main():
               f"{limit / 2**20:.0f} MiB")
         if hwm * 1024 > limit:
             fail(f"the agent's peak RSS {mib:.1f} MiB exceeds deploy/podtopo-agent.yaml's memory "
-                 f"limit {limit / 2**20:.0f} MiB: it would be OOM-killed on such a node")
+                 f"limit {limit / 2**20:.0f} MiB: set the limit from a new measurement (docs/agent.md, "
+                 "Memory), or find what grew")
         print(f"ok ({time.time() - t0:.1f} s)")
     finally:
         for p in procs:
