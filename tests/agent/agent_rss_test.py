@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """The agent's peak memory on a big node stays under the DaemonSet's limit (issue 25).
 
-Issue 25 reports NFD's topology-updater OOM-killed at its 60 Mi limit on 144-CPU GB200 nodes. This runs the
-agent where that happens and holds it to the memory limit written in deploy/podtopo-agent.yaml:
+Issue 25 reports NFD's topology-updater OOM-killed at its 60 Mi limit on 144-CPU GB200 nodes.
+This runs the agent on such a node and holds it to the memory limit of deploy/podtopo-agent.yaml:
 
   agent_rss_test.py REPO PODTOPO CONTROL_PLANE_SH SANITIZE [--verify] [--polls=N] [--smaps] [--keep]
 
