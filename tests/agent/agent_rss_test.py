@@ -194,6 +194,7 @@ def main():
     cpdir = os.path.join(tmp, "cp")
     kubeconfig = os.path.join(cpdir, "admin.kubeconfig")
     procs = []
+    cp = None
 
     def kubectl(*a, stdin=None):
         r = subprocess.run(["kubectl", "--kubeconfig", kubeconfig, *a], input=stdin,
@@ -225,9 +226,9 @@ def main():
 
         def admitted():
             text = open(serve_log).read()
-            bad = re.findall(r"pod (\S+) (?:rejected|not admitted): .*", text)
+            bad = re.findall(r"pod \S+ (?:rejected|not admitted): .*", text)
             if bad:
-                fail(f"serve refused pods: {bad[:3]} ({serve_log})")
+                fail(f"serve refused {len(bad)} pods, the first: {bad[0]}")
             if serve.poll() is not None:
                 fail(f"podtopo serve exited: {text[-2000:]}")
             return len(set(re.findall(r"pod (\S+) admitted", text)))
@@ -336,6 +337,11 @@ def main():
                     p.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     p.kill()
+        if cp is not None and cp.poll() is None:  # failed while it starts: let it finish first
+            try:
+                cp.communicate(timeout=90)
+            except subprocess.TimeoutExpired:
+                cp.kill()
         subprocess.run([script, "stop", cpdir], capture_output=True, timeout=60)
         if "--keep" in flags:
             print(f"kept {tmp}")
