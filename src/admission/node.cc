@@ -757,7 +757,7 @@ absl::Status Node::Impl::TakeOff(std::vector<size_t> indices) {
 std::optional<AdmitResult> Node::Impl::CheckFit(const FitAmounts& request) const {
   NodeFitShortage shortage;
   std::optional<AdmitResult> r = CheckNodeFit(request, static_cast<int64_t>(admitted.size()),
-                                              admitted_fit, allocatable, 110, &shortage);
+                                              admitted_fit, allocatable, config.max_pods, &shortage);
   if (r.has_value() && trace != nullptr) trace->node_fit = shortage;
   return r;
 }

@@ -338,6 +338,25 @@ TEST(NodeTest, NodeFitRejectsBeforeTheManagers) {
             "capacity: 11000");
 }
 
+// maxPods is the node's pod capacity: the next pod is rejected with OutOfpods.
+TEST(NodeTest, MaxPodsIsThePodCapacity) {
+  config::KubeletConfig cfg = config::SeedDefault();
+  cfg.max_pods = 2;
+  auto node = NewNode(cfg);
+  ASSERT_NE(node, nullptr);
+  for (const char* name : {"a", "b", "c"}) {
+    auto a = node->Admit(ParseOne(PodYaml(name, "100m", "64Mi", {"c:app:-:-"})));
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_EQ(a->admitted, std::string(name) != "c") << name;
+    if (std::string(name) == "c") {
+      EXPECT_EQ(a->reason, "OutOfpods");
+      EXPECT_EQ(a->message,
+                "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 2, "
+                "capacity: 2");
+    }
+  }
+}
+
 TEST(NodeTest, RemoveReleasesTheBubbleAndStateSurvivesARestart) {
   std::string dir = testing::MakeTempDir("podtopo-node");
   {

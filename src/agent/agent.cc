@@ -9,6 +9,7 @@
 
 #include "CivetServer.h"
 #include "agent/agent_metrics.h"
+#include "agent/allocator.h"
 #include "agent/node_resource_topology.h"
 #include "agent/observed_picture.h"
 #include "agent/verify_metrics.h"
@@ -126,6 +127,7 @@ class Agent::Impl : public CivetHandler {
     while (!stopping_) {
       l.unlock();
       PollOnce();
+      ReturnFreeMemory();  // the poll's transient strings (agent/allocator.h)
       l.lock();
       cv_.wait_for(l, options_.interval, [this] { return stopping_; });
     }

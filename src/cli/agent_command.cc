@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "agent/agent.h"
+#include "agent/allocator.h"
 #include "kube/kubeconfig.h"
 #include "cli/cli.h"
 #include "cli/daemon_run.h"
@@ -49,6 +50,8 @@ std::string HostName() {
 }
 
 void RunAgent(const AgentFlags& f, Context& ctx) {
+  // Before any thread starts: the agent lives under a DaemonSet's memory limit.
+  const std::string allocator = agent::UseSmallFootprintAllocator();
   auto interval = config::Duration::Parse(f.interval);
   if (!interval.ok() || interval->nanos() < config::Duration::kMillisecond) {
     return ctx.Fail(fmt::format("--interval {:?}: expected a duration of at least 1ms such as 10s or 500ms",
@@ -91,6 +94,7 @@ void RunAgent(const AgentFlags& f, Context& ctx) {
       spdlog::warn("not publishing the NodeResourceTopology: {}", std::string(c.status().message()));
     }
   }
+  spdlog::debug("allocator: {}, set for a small footprint (docs/agent.md, Memory)", allocator);
   StopSignals stop;  // before the agent's threads start
 
   agent::AgentOptions o;

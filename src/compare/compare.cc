@@ -596,7 +596,7 @@ absl::StatusOr<std::vector<CapacityRow>> Capacity(const CompareRequest& request)
       return;
     }
     const Pod& tmpl = (*cfg.pods)[workloads[w]];
-    // A replica loop always ends: the node-fit check stops at 110 pods.
+    // A replica loop always ends: the node-fit check stops at maxPods (110 by default).
     for (int i = 0; i < 100000; ++i) {
       Pod replica = tmpl;
       replica.name = fmt::format("{}-r{}", tmpl.name, i);

@@ -49,7 +49,7 @@
 // Capacity() answers "how many replicas of each workload fit on an empty node of each
 // shape, under each configuration": each workload's first pod is admitted again and again
 // (as NAME-r0, NAME-r1, ...) on a fresh Node until one is rejected (the node-fit check
-// stops it at the kubelet's 110 pods at the latest).
+// stops it at the configuration's maxPods, the kubelet's 110 by default, at the latest).
 //
 // Example:
 //   CompareRequest req{.fleet = LoadFleet({"preset:demo"}).value(),

@@ -94,7 +94,6 @@ constexpr std::string_view kKnownFields[] = {
     "qosReserved",
     "runtimeRequestTimeout",
     "hairpinMode",
-    "maxPods",
     "podCIDR",
     "podPidsLimit",
     "resolvConf",
@@ -479,6 +478,8 @@ class Decoder {
   void DecodeFeatureGates(const YAML::Node& node, const YAML::Mark& mark);
   void DecodeDuration(const YAML::Node& node, const std::string& field, const YAML::Mark& mark,
                       Duration* out);
+  void DecodeInt32(const YAML::Node& node, const std::string& field, const YAML::Mark& mark,
+                   int32_t* out);
   void DecodeReservedMemory(const YAML::Node& node, const YAML::Mark& mark);
   void UnknownField(const std::string& name, const YAML::Node& value, const YAML::Mark& mark);
 
@@ -568,6 +569,8 @@ void Decoder::DecodeField(const std::string& name, const YAML::Node& value,
     eviction_hard = StringMap(value, name, mark);
   } else if (name == "mergeDefaultEvictionSettings") {
     if (auto b = Bool(value, name, go_path, mark)) config_->merge_default_eviction_settings = *b;
+  } else if (name == "maxPods") {
+    DecodeInt32(value, name, mark, &config_->max_pods);
   } else if (std::find(std::begin(kKnownFields), std::end(kKnownFields), name) !=
              std::end(kKnownFields)) {
     // A KubeletConfiguration field podtopo does not model: accepted as the kubelet does.
@@ -612,6 +615,28 @@ void Decoder::DecodeDuration(const YAML::Node& node, const std::string& field,
     return;
   }
   *out = *d;
+}
+
+void Decoder::DecodeInt32(const YAML::Node& node, const std::string& field,
+                          const YAML::Mark& mark, int32_t* out) {
+  if (IsYamlNull(node)) return;
+  std::optional<int64_t> v;
+  const bool number = node.IsScalar() && (ClassifyScalar(node) == ScalarType::kInt ||
+                                          ClassifyScalar(node) == ScalarType::kFloat);
+  if (node.IsScalar() && ClassifyScalar(node) == ScalarType::kInt) v = ParseGoInt(node.Scalar());
+  if (!v.has_value() || *v < std::numeric_limits<int32_t>::min() ||
+      *v > std::numeric_limits<int32_t>::max()) {
+    Add(Severity::kError, field,
+        number ? fmt::format("json: cannot unmarshal number {} into Go struct field "
+                             "KubeletConfiguration.{} of type int32",
+                             node.Scalar(), field)
+               : fmt::format("json: cannot unmarshal {} into Go struct field "
+                             "KubeletConfiguration.{} of type int32",
+                             JsonKind(node), field),
+        mark);
+    return;
+  }
+  *out = static_cast<int32_t>(*v);
 }
 
 void Decoder::DecodeReservedMemory(const YAML::Node& node, const YAML::Mark& mark) {
@@ -1215,6 +1240,11 @@ std::vector<Finding> KubeletConfig::Validate(const ResourceList* capacity) const
       }
     }
   }
+  if (max_pods < 0) {
+    error("maxPods", fmt::format("invalid configuration: maxPods (--max-pods) {} must not be a "
+                                 "negative number",
+                                 max_pods));
+  }
   if (cpu_manager_reconcile_period.nanos() < 0) {
     issues.push_back({Severity::kWarning, "cpuManagerReconcilePeriod",
                       fmt::format("negative period {}: the CPU Manager reconcile loop would run "
@@ -1388,6 +1418,7 @@ bool KubeletConfig::SameSettings(const KubeletConfig& o) const {
          reserved_system_cpus == o.reserved_system_cpus && kube_reserved == o.kube_reserved &&
          system_reserved == o.system_reserved && eviction_hard == o.eviction_hard &&
          merge_default_eviction_settings == o.merge_default_eviction_settings &&
+         max_pods == o.max_pods &&
          kubelet_version == o.kubelet_version;
 }
 
@@ -1436,6 +1467,7 @@ std::string KubeletConfig::ToYaml() const {
   if (merge_default_eviction_settings) {
     out << YAML::Key << "mergeDefaultEvictionSettings" << YAML::Value << true;
   }
+  if (max_pods != 110) out << YAML::Key << "maxPods" << YAML::Value << max_pods;
   if (!reserved_memory.empty()) {
     out << YAML::Key << "reservedMemory" << YAML::Value << YAML::BeginSeq;
     for (const MemoryReservation& r : reserved_memory) {

@@ -112,6 +112,9 @@ struct KubeletConfig {
   // evictionHard; merged with them when mergeDefaultEvictionSettings is true.
   std::map<std::string, std::string> eviction_hard = DefaultEvictionHard();
   bool merge_default_eviction_settings = false;
+  // maxPods: how many pods the node admits (its `pods` capacity; the kubelet rejects the next
+  // one with OutOfpods). The v1beta1 default is 110.
+  int32_t max_pods = 110;
 
   // The kubelet that reads this configuration (kubelet/version.h): "1.36", "1.37.0", ...
   // Not a field of the file: `--kubelet-version` sets it. "" = no kubelet version, podtopo's

@@ -326,6 +326,8 @@ const ValidationCase kValidationCases[] = {
      "true"},
     {"cpu_policy_unknown", "cpuManagerPolicy: Static\n", "cpuManagerPolicy",
      "unknown policy: \"Static\""},
+    {"max_pods_negative", "maxPods: -1\n", "maxPods",
+     "invalid configuration: maxPods (--max-pods) -1 must not be a negative number"},
     {"cpu_none_with_options", "cpuManagerPolicyOptions:\n  full-pcpus-only: \"true\"\n",
      "cpuManagerPolicyOptions", "None policy: received unsupported options=map[full-pcpus-only:true]"},
     {"cpu_static_no_reservation", "cpuManagerPolicy: static\n", "cpuManagerPolicy",
@@ -705,6 +707,13 @@ TEST(KubeletConfigDecodeTest, WrongTypes) {
       {"mergeDefaultEvictionSettings: \"true\"\n", "mergeDefaultEvictionSettings",
        "cannot unmarshal string"},
       {"kind: [KubeletConfiguration]\n", "kind", "cannot unmarshal array"},
+      {"maxPods: \"250\"\n", "maxPods",
+       "json: cannot unmarshal string into Go struct field KubeletConfiguration.maxPods of type "
+       "int32"},
+      {"maxPods: 2.5\n", "maxPods",
+       "json: cannot unmarshal number 2.5 into Go struct field KubeletConfiguration.maxPods of "
+       "type int32"},
+      {"maxPods: 4294967296\n", "maxPods", "cannot unmarshal number 4294967296"},
   };
   for (const Case& c : cases) {
     ParsedKubeletConfig p = Parse(c.body);
@@ -716,6 +725,9 @@ TEST(KubeletConfigDecodeTest, WrongTypes) {
   }
   // A field that fails to decode keeps its default.
   EXPECT_EQ(Parse("cpuManagerPolicy: [1]\n").config.cpu_manager_policy, "none");
+  EXPECT_EQ(Parse("maxPods: [1]\n").config.max_pods, 110);
+  EXPECT_EQ(Parse("maxPods: 250\n").config.max_pods, 250);
+  EXPECT_EQ(Parse("maxPods: 0x10\n").config.max_pods, 16);
 }
 
 TEST(KubeletConfigDecodeTest, ScalarsDecodeAsGoYaml) {
@@ -907,7 +919,7 @@ PODTOPO_PROPERTY(KubeletConfigProperty, FieldsWithArbitraryValuesNeverCrash, ())
       "featureGates", "cpuManagerPolicy", "cpuManagerPolicyOptions", "cpuManagerReconcilePeriod",
       "memoryManagerPolicy", "reservedMemory", "topologyManagerPolicy", "topologyManagerScope",
       "topologyManagerPolicyOptions", "reservedSystemCPUs", "kubeReserved", "systemReserved",
-      "evictionHard", "mergeDefaultEvictionSettings"};
+      "evictionHard", "mergeDefaultEvictionSettings", "maxPods"};
   static const std::vector<std::string> kValues = {
       "static", "\"\"", "~", "[]", "{}", "[1, {a: b}]", "{cpu: 1}", "{cpu: \"-1\"}",
       "{memory: 1e400}", "- numaNode: -1\n  limits: {memory: 1Gi}", "{PodLevelResources: no}",
@@ -936,6 +948,7 @@ PODTOPO_PROPERTY(KubeletConfigProperty, ToYamlRoundTrips, ()) {
   if (*rc::gen::arbitrary<bool>()) c.reserved_system_cpus = "0-1";
   if (*rc::gen::arbitrary<bool>()) c.feature_gates["PodLevelResourceManagers"] = true;
   if (*rc::gen::arbitrary<bool>()) c.kube_reserved["cpu"] = "1500m";
+  c.max_pods = *rc::gen::element<int32_t>(0, 110, 250);
   MemoryReservation r;
   r.numa_node = *rc::gen::inRange(0, 8);
   r.limits["memory"] = Quantity::FromInt(*rc::gen::inRange<int64_t>(1, int64_t{1} << 40),
