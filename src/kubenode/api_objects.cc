@@ -26,10 +26,10 @@ std::tm Utc(Clock::time_point t) {
   return tm;
 }
 
-nlohmann::json ResourcesJson(const ResourceList& list) {
+nlohmann::json ResourcesJson(const ResourceList& list, int max_pods) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [name, q] : list) j[name] = q.CanonicalString();
-  j["pods"] = std::to_string(kMaxPods);
+  j["pods"] = std::to_string(max_pods);
   return j;
 }
 
@@ -79,13 +79,13 @@ std::string Rfc3339Micro(Clock::time_point t) {
                      tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, micros);
 }
 
-nlohmann::json NodeCapacityJson(const NodeTopology& topology) {
-  return ResourcesJson(NodeCapacity(topology));
+nlohmann::json NodeCapacityJson(const NodeTopology& topology, const config::KubeletConfig& config) {
+  return ResourcesJson(NodeCapacity(topology), config.max_pods);
 }
 
 nlohmann::json NodeAllocatableJson(const NodeTopology& topology,
                                    const config::KubeletConfig& config) {
-  return ResourcesJson(NodeAllocatable(topology, config));
+  return ResourcesJson(NodeAllocatable(topology, config), config.max_pods);
 }
 
 nlohmann::json NodeConditions(Clock::time_point since, Clock::time_point now) {
@@ -112,7 +112,7 @@ nlohmann::json NodeStatus(const NodeIdentity& id, const NodeTopology& topology,
                           const config::KubeletConfig& config, Clock::time_point since,
                           Clock::time_point now) {
   return {
-      {"capacity", NodeCapacityJson(topology)},
+      {"capacity", NodeCapacityJson(topology, config)},
       {"allocatable", NodeAllocatableJson(topology, config)},
       {"conditions", NodeConditions(since, now)},
       {"addresses", nlohmann::json::array({{{"type", "InternalIP"}, {"address", id.address}},

@@ -8,8 +8,8 @@
 //                     beta.* twins, as 1.20's kubelet still sets them), plus
 //                     node.podtopo.io/simulated: "true" and podtopo.io/kubelet-version
 //   status.capacity    cpu (the topology's CPUs), memory (the NUMA nodes' memory), hugepages-*
-//                      (per size), one count per device resource, pods (110, the kubelet's
-//                      default maxPods, which admission/node.cc checks as well):
+//                      (per size), one count per device resource, pods (the configuration's
+//                      maxPods, 110 by default, which admission/node.cc checks as well):
 //                      admission/pod_requests.h NodeCapacity, the function every command uses.
 //   status.allocatable capacity minus kubeReserved, systemReserved and the hard-eviction
 //                      threshold, memory also minus the hugepages: NodeAllocatable, the one
@@ -57,9 +57,6 @@
 
 namespace podtopo::kubenode {
 
-// The kubelet's default maxPods (podtopo's admission checks the same number).
-inline constexpr int kMaxPods = 110;
-
 using Clock = std::chrono::system_clock;
 
 // RFC 3339 in UTC, seconds ("2026-12-07T11:30:00Z"): metav1.Time.
@@ -73,7 +70,7 @@ struct NodeIdentity {
 };
 
 // status.capacity and status.allocatable (quantities in canonical form, "pods" included).
-nlohmann::json NodeCapacityJson(const NodeTopology& topology);
+nlohmann::json NodeCapacityJson(const NodeTopology& topology, const config::KubeletConfig& config);
 nlohmann::json NodeAllocatableJson(const NodeTopology& topology,
                                    const config::KubeletConfig& config);
 

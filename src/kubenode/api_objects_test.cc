@@ -60,17 +60,25 @@ TEST(NodeResources, DemoWithTheSeedConfiguration) {
   NodeTopology demo = Preset("preset:demo");
   config::KubeletConfig seed = config::SeedDefault();
   // 64 CPUs, 4 NUMA nodes of 16 GiB; systemReserved cpu 1, memory 1Gi; eviction 100Mi.
-  EXPECT_EQ(NodeCapacityJson(demo),
+  EXPECT_EQ(NodeCapacityJson(demo, seed),
             (nlohmann::json{{"cpu", "64"}, {"memory", "64Gi"}, {"pods", "110"}}));
   EXPECT_EQ(NodeAllocatableJson(demo, seed),
             (nlohmann::json{{"cpu", "63"}, {"memory", "64412Mi"}, {"pods", "110"}}));
+}
+
+TEST(NodeResources, PodsIsTheConfigurationsMaxPods) {
+  NodeTopology demo = Preset("preset:demo");
+  config::KubeletConfig cfg = config::SeedDefault();
+  cfg.max_pods = 250;
+  EXPECT_EQ(NodeCapacityJson(demo, cfg)["pods"], "250");
+  EXPECT_EQ(NodeAllocatableJson(demo, cfg)["pods"], "250");
 }
 
 TEST(NodeResources, HugepagesAndDevicesAsTheKubeletReportsThem) {
   auto parsed = LoadNode(::podtopo::testing::SourceDir() + "/src/kubenode/testdata/hugepages-gpu.json");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   config::KubeletConfig cfg;  // no reservation, the default eviction threshold (100Mi)
-  nlohmann::json cap = NodeCapacityJson(*parsed);
+  nlohmann::json cap = NodeCapacityJson(*parsed, cfg);
   EXPECT_EQ(cap["cpu"], "8");
   EXPECT_EQ(cap["memory"], "8Gi");
   EXPECT_EQ(cap["hugepages-2Mi"], "1Gi");
