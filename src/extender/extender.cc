@@ -333,6 +333,18 @@ class Extender::Impl {
     nlohmann::json root;
   };
 
+  // The start of /filter and /prioritize: the body read (an answer to return when it cannot
+  // be: counted in bad_requests), the pod remembered for /bind, expired reservations dropped.
+  std::optional<HttpAnswer> Begin(std::string_view body, Request& req) {
+    if (auto bad = ReadArgs(body, req)) {
+      ++bad_requests;
+      return bad;
+    }
+    RememberPod(req.pod);
+    ExpireReservations();
+    return std::nullopt;
+  }
+
   // Reads an ExtenderArgs body; nullopt with *error set (status, message) when it cannot.
   std::optional<HttpAnswer> ReadArgs(std::string_view body, Request& req) {
     if (body.size() > options.max_request_bytes) {
@@ -551,12 +563,7 @@ HttpAnswer Extender::Filter(std::string_view body) {
   Impl& m = *impl_;
   ++m.filter_requests;
   Impl::Request req;
-  if (auto bad = m.ReadArgs(body, req)) {
-    ++m.bad_requests;
-    return *bad;
-  }
-  m.RememberPod(req.pod);
-  m.ExpireReservations();
+  if (auto bad = m.Begin(body, req)) return *bad;
   std::string passed, failed;
   uint64_t n_failed = 0, n_approx = 0;
   bool first_passed = true, first_failed = true;
@@ -615,12 +622,7 @@ HttpAnswer Extender::Prioritize(std::string_view body) {
   Impl& m = *impl_;
   ++m.prioritize_requests;
   Impl::Request req;
-  if (auto bad = m.ReadArgs(body, req)) {
-    ++m.bad_requests;
-    return *bad;
-  }
-  m.RememberPod(req.pod);
-  m.ExpireReservations();
+  if (auto bad = m.Begin(body, req)) return *bad;
   std::string out = "[";
   {
     std::shared_lock lock(m.mu);
