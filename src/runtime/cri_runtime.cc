@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <future>
+#include <thread>
 #include <vector>
 
 #include "cgroup/cgroup.h"
@@ -58,6 +59,15 @@ CriRuntime::CriRuntime(CriRuntimeOptions options, std::unique_ptr<cri::CriClient
     : options_(std::move(options)), client_(std::move(client)) {}
 
 CriRuntime::~CriRuntime() { Shutdown(); }
+
+std::vector<std::string> CriRuntime::RemovePodCgroups(const std::string& uid) const {
+  std::vector<std::string> left = cgroup::RemoveCgroupTree(options_.cgroup_mount, PodParent(uid));
+  for (int attempt = 0; !left.empty() && attempt < 20; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    left = cgroup::RemoveCgroupTree(options_.cgroup_mount, PodParent(uid));
+  }
+  return left;
+}
 
 std::string CriRuntime::PodParent(const std::string& uid) const {
   return cgroup::PodCgroupParent(options_.cgroup_root, uid);
@@ -439,7 +449,7 @@ void CriRuntime::PodRemoving(const serve::AdmittedPod& pod) {
                   "answers again",
                   pod.pod.Key(), Msg(list.status()));
   } else {
-    for (const std::string& left : cgroup::RemoveCgroupTree(options_.cgroup_mount, PodParent(uid))) {
+    for (const std::string& left : RemovePodCgroups(uid)) {
       spdlog::warn("runtime: pod {}: cgroup left: {}", pod.pod.Key(), left);
     }
     std::error_code ec;
@@ -488,7 +498,9 @@ absl::Status CriRuntime::Sync(const serve::NodeSnapshot& snap) {
                  id.substr(0, 13), uid.empty() ? "?" : uid);
     StopAndRemoveSandbox(uid, id);
     if (!admitted.count(uid) && !uid.empty()) {
-      cgroup::RemoveCgroupTree(options_.cgroup_mount, PodParent(uid));
+      for (const std::string& left : RemovePodCgroups(uid)) {
+        spdlog::warn("runtime: pod {}: cgroup left: {}", uid, left);
+      }
     }
   }
 

@@ -118,6 +118,10 @@ class CriRuntime : public serve::RuntimeHooks {
   explicit CriRuntime(CriRuntimeOptions options, std::unique_ptr<cri::CriClient> client);
 
   std::string PodParent(const std::string& uid) const;
+  // Removes the pod's cgroup directories in every hierarchy, retrying for up to 2 s while one
+  // is still busy (the sandbox's last tasks may still be exiting after RemovePodSandbox
+  // answered); returns what is left.
+  std::vector<std::string> RemovePodCgroups(const std::string& uid) const;
   std::string PodLogDir(const Pod& pod) const;
   // Runs (or completes) a pod; ops_mu_ held. Returns the error that stopped it.
   absl::Status RunPod(const serve::AdmittedPod& pod, const CpuSet& default_cpus);

@@ -506,8 +506,13 @@ class Suite:
         v, t = poll(lambda: not self.sandboxes() and not self.containers(), 30, 0.05)
         check(v, f"sandboxes left: {[sb.metadata.name for sb in self.sandboxes()]}")
         import glob
-        left = glob.glob(os.path.join(harness.CGROUP_MOUNT, "*", self.env.cgroup_root, "pod*"))
-        check(not left, f"pod cgroup dirs left by podtopo (every hierarchy): {left}")
+
+        def left():
+            return glob.glob(os.path.join(harness.CGROUP_MOUNT, "*", self.env.cgroup_root, "pod*"))
+        # podtopo removes the directories after the sandboxes (retrying while their last tasks
+        # exit): give it a few seconds.
+        v, t = poll(lambda: not left(), 10, 0.1)
+        check(v, f"pod cgroup dirs left by podtopo (every hierarchy): {left()}")
 
 
 def main():
