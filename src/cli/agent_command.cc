@@ -80,7 +80,7 @@ void RunAgent(const AgentFlags& f, Context& ctx) {
   std::optional<kube::Credentials> publish;
   if (!f.kubeconfig.empty()) {
     auto c = kube::LoadKubeconfig(f.kubeconfig);
-    if (!c.ok()) return ctx.Fail(fmt::format("--kubeconfig: {}", c.status().message()));
+    if (!c.ok()) return ctx.Fail(fmt::format("--kubeconfig: {}", std::string(c.status().message())));
     publish = std::move(*c);
   }
   if (!StartLogging(f.log_level, ctx)) return;
@@ -128,14 +128,13 @@ void RunAgent(const AgentFlags& f, Context& ctx) {
   spdlog::default_logger()->flush();
 }
 
-}  // namespace
+constexpr char kAgentDescription[] =
+    "Node agent: poll the kubelet's PodResources API, serve Prometheus metrics, the "
+    "NodeResourceTopology object and the live node picture";
 
-void AddAgentCommand(CLI::App& app, Context& ctx) {
+// The agent's flags on `cmd`, whose callback runs it: `podtopo agent` and `podtopo-agent`.
+void AddAgentFlags(CLI::App* cmd, Context& ctx) {
   auto f = std::make_shared<AgentFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "agent",
-      "Node agent: poll the kubelet's PodResources API, serve Prometheus metrics, the "
-      "NodeResourceTopology object and the live node picture");
   cmd->add_option("--podresources-socket", f->socket,
                   "the kubelet's PodResources socket (a path, relative or absolute, or unix:PATH)")
       ->capture_default_str();
@@ -189,6 +188,20 @@ void AddAgentCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--proc-root", f->proc_root, "")->group("");
   cmd->add_option("--containers", f->containers_file, "")->group("");
   cmd->callback([f, &ctx] { RunAgent(*f, ctx); });
+}
+
+}  // namespace
+
+void AddAgentCommand(CLI::App& app, Context& ctx) {
+  AddAgentFlags(app.add_subcommand("agent", kAgentDescription), ctx);
+}
+
+int RunAgentProgram(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{std::string("podtopo-agent: ") + kAgentDescription + " (the flags of `podtopo agent`)"};
+  app.set_version_flag("--version", "podtopo-agent 0.1.0 (kubelet v1.37 semantics)");
+  Context ctx{&out, &err};
+  AddAgentFlags(&app, ctx);
+  return ParseAndRun(app, argc, argv, ctx);
 }
 
 }  // namespace podtopo::cli

@@ -36,6 +36,16 @@ struct Context {
 // Runs the CLI with the given arguments; returns the process exit status.
 int Run(int argc, char** argv, std::ostream& out, std::ostream& err);
 
+// Runs the node agent as a program of its own, `podtopo-agent [FLAGS]`: the flags and the
+// behaviour of `podtopo agent [FLAGS]` (docs/agent.md). The DaemonSet runs it: it links only
+// what the agent uses and the system allocator, so it stays small (docs/agent.md, "Memory").
+int RunAgentProgram(int argc, char** argv, std::ostream& out, std::ostream& err);
+
+// Parses argv into `app` (whose callbacks run the command) and returns the exit status:
+// help and --version print on ctx.out (0), a flag CLI11 refuses prints on ctx.err (1),
+// otherwise ctx.exit_code as the command left it.
+int ParseAndRun(CLI::App& app, int argc, char** argv, Context& ctx);
+
 // Command families (one .cc each).
 void AddTopologyCommands(CLI::App& app, Context& ctx);
 void AddDebugCommands(CLI::App& app, Context& ctx);

@@ -91,8 +91,9 @@ def bytes_of(quantity):
     return int(m.group(1)) * QUANTITY[m.group(2)]
 
 
-def manifest_memory(repo):
-    """requests.memory and limits.memory of the DaemonSet's agent container, in bytes."""
+def manifest_agent(repo):
+    """The DaemonSet's agent container: its program (the basename of command[0]), its literal
+    env values, and requests.memory and limits.memory in bytes."""
     path = os.path.join(repo, "deploy/podtopo-agent.yaml")
     for doc in yaml.safe_load_all(open(path)):
         if doc and doc.get("kind") == "DaemonSet":
@@ -102,7 +103,12 @@ def manifest_memory(repo):
                     limit = r.get("limits", {}).get("memory")
                     if limit is None:
                         fail(f"{path}: the agent container has no resources.limits.memory")
-                    return bytes_of(r.get("requests", {}).get("memory", limit)), bytes_of(limit)
+                    if not c.get("command"):
+                        fail(f"{path}: the agent container has no command (the program it runs)")
+                    env = {e["name"]: str(e["value"]) for e in c.get("env", []) if "value" in e}
+                    return {"program": os.path.basename(c["command"][0]), "env": env,
+                            "request": bytes_of(r.get("requests", {}).get("memory", limit)),
+                            "limit": bytes_of(limit)}
     fail(f"{path}: no DaemonSet with a container named agent")
 
 
@@ -187,7 +193,13 @@ def main():
     for b in (script, os.path.join(bindir, "kube-apiserver")):
         if not os.access(b, os.X_OK):
             skip(f"{b} missing (../shared/runtime/kubernetes-1.20)")
-    request, limit = manifest_memory(repo)
+    deployed = manifest_agent(repo)
+    request, limit = deployed["request"], deployed["limit"]
+    # The program the DaemonSet runs, from the same build as podtopo.
+    program = os.path.join(os.path.dirname(os.path.abspath(podtopo)), deployed["program"])
+    if not os.access(program, os.X_OK):
+        fail(f"{program} missing: deploy/podtopo-agent.yaml runs {deployed['program']}, which the "
+             "build makes next to podtopo")
 
     t0 = time.time()
     tmp = tempfile.mkdtemp(prefix="podtopo-rss-")
@@ -243,7 +255,9 @@ def main():
             {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gb200-node"}}))
 
         port = free_port()
-        agent_cmd = [podtopo, "agent", "--podresources-socket", sock, "--node", "preset:gb200",
+        # --podtopo-agent: measure `podtopo agent` instead, for comparison (docs/agent.md).
+        agent_cmd = ([podtopo, "agent"] if "--podtopo-agent" in flags else [program]) + [
+                     "--podresources-socket", sock, "--node", "preset:gb200",
                      "--config", config, "--metrics-addr", f"127.0.0.1:{port}",
                      "--interval", "250ms", "--kubeconfig", kubeconfig,
                      "--nrt-name", "gb200-node", "--nrt-resync", "1s",
@@ -254,7 +268,9 @@ def main():
             # containerd is down).
             agent_cmd += ["--verify", "--kubelet-dir", state,
                           "--runtime-endpoint", f"unix://{tmp}/no-runtime.sock"]
-        agent = subprocess.Popen(agent_cmd, stderr=open(os.path.join(tmp, "agent.log"), "w"))
+        # As the DaemonSet runs it: with the container's literal env values.
+        agent = subprocess.Popen(agent_cmd, stderr=open(os.path.join(tmp, "agent.log"), "w"),
+                                 env={**os.environ, **deployed["env"]})
         procs.append(agent)
         url = f"http://127.0.0.1:{port}"
 
@@ -310,13 +326,14 @@ def main():
         if "--smaps" in flags:  # where the resident set is, by mapping
             by = {}
             name = None
+            shutil.copy(f"/proc/{agent.pid}/smaps", os.path.join(tmp, "agent.smaps"))
             for line in open(f"/proc/{agent.pid}/smaps"):
                 if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
                     parts = line.split()
                     name = (parts[5] if len(parts) > 5 else "[anon]") + " " + parts[1]
                 elif line.startswith("Rss:"):
                     by[name] = by.get(name, 0) + int(line.split()[1])
-            for n, kib in sorted(by.items(), key=lambda x: -x[1])[:25]:
+            for n, kib in sorted(by.items(), key=lambda x: -x[1])[:int(os.environ.get("SMAPS_TOP", "25"))]:
                 print(f"{kib:8d} KiB {n}")
         print(f"gb200, {PODS} pods, {done:.0f} polls, {publishes:.0f} NRT writes to the API "
               f"server, scrapes {scrapes}{', --verify' if '--verify' in flags else ''}: agent "
