@@ -1,9 +1,9 @@
 # The Debian package (scripts/package.sh): build/podtopo_<version>_amd64.deb with CPack.
-# It holds /usr/bin/podtopo, the man page, bash/zsh/fish completions and a systemd unit for
-# `podtopo agent`. Depends comes from dpkg-shlibdeps (CPACK_DEBIAN_PACKAGE_SHLIBDEPS), never by
+# It holds /usr/bin/podtopo, /usr/bin/podtopo-agent (the agent alone, which the systemd unit and
+# the DaemonSet run), the man page, bash/zsh/fish completions and a systemd unit for the agent. Depends comes from dpkg-shlibdeps (CPACK_DEBIAN_PACKAGE_SHLIBDEPS), never by
 # hand.
 include(GNUInstallDirs)
-install(TARGETS podtopo RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS podtopo podtopo-agent RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/podtopo.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/completions/podtopo.bash
         DESTINATION share/bash-completion/completions RENAME podtopo)

@@ -7,7 +7,8 @@ needs on this Debian 12 host (found with ldd, copied with their soname links), p
 
     image.py DEB OUT.tar [--name podtopo:VERSION]
 
-Entrypoint /usr/bin/podtopo, Cmd ["--help"]; the DaemonSet (deploy/) passes `agent ...`.
+Entrypoint /usr/bin/podtopo, Cmd ["--help"]; the DaemonSet (deploy/) runs /usr/bin/podtopo-agent
+(its command) with the agent's flags.
 """
 import argparse
 import hashlib
@@ -135,8 +136,12 @@ def main():
                     arc = os.path.normpath(os.path.join(rel, f))
                     layer.add(p, arcname=arc, recursive=False)
                     seen.add(arc)
-            # The runtime libraries, under their soname, in their real directory.
-            for lib in libraries(os.path.join(tmp, "usr/bin/podtopo")):
+            # The runtime libraries of both programs, under their soname, in their real directory.
+            needed = []
+            for program in ("usr/bin/podtopo", "usr/bin/podtopo-agent"):
+                if os.path.exists(os.path.join(tmp, program)):
+                    needed += [lib for lib in libraries(os.path.join(tmp, program)) if lib not in needed]
+            for lib in needed:
                 directory = os.path.realpath(os.path.dirname(lib)).strip("/")
                 arc = directory + "/" + os.path.basename(lib)
                 if arc in seen:

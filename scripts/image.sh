@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${PODTOPO_BUILD_DIR:-build}
 deb="$(ls -t "$build"/podtopo_*_amd64.deb 2>/dev/null | head -n 1 || true)"
-if [ -z "$deb" ] || [ "$build"/podtopo -nt "$deb" ]; then
+if [ -z "$deb" ] || [ "$build"/podtopo -nt "$deb" ] || [ "$build"/podtopo-agent -nt "$deb" ]; then
   bash scripts/package.sh
   deb="$(ls -t "$build"/podtopo_*_amd64.deb | head -n 1)"
 fi

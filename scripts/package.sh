@@ -18,8 +18,8 @@ if [ ! -f "$build"/CMakeCache.txt ]; then
     -DPODTOPO_BUILD_TESTS=OFF -DPODTOPO_BUILD_BENCHMARKS=OFF >"$build"/package.log 2>&1 ||
     { tail -n 40 "$build"/package.log >&2; exit 1; }
 fi
-step "building $build/podtopo"
-cmake --build "$build" -j"${PODTOPO_JOBS:-2}" --target podtopo >>"$build"/package.log 2>&1 ||
+step "building $build/podtopo and $build/podtopo-agent"
+cmake --build "$build" -j"${PODTOPO_JOBS:-2}" --target podtopo podtopo-agent >>"$build"/package.log 2>&1 ||
   { tail -n 40 "$build"/package.log >&2; exit 1; }
 step "cpack -G DEB"
 (cd "$build" && cpack -G DEB >>package.log 2>&1) || { tail -n 40 "$build"/package.log >&2; exit 1; }

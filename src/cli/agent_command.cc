@@ -200,6 +200,11 @@ int RunAgentProgram(int argc, char** argv, std::ostream& out, std::ostream& err)
   CLI::App app{std::string("podtopo-agent: ") + kAgentDescription + " (the flags of `podtopo agent`)"};
   app.set_version_flag("--version", "podtopo-agent 0.1.0 (kubelet v1.37 semantics)");
   Context ctx{&out, &err};
+  if (argc > 1 && std::string(argv[1]) == "agent") {  // `podtopo agent ...` with the new name
+    ctx.Fail("podtopo-agent takes the flags of `podtopo agent` without the word agent: "
+             "podtopo-agent --metrics-addr ... (podtopo-agent --help)");
+    return ctx.exit_code;
+  }
   AddAgentFlags(&app, ctx);
   return ParseAndRun(app, argc, argv, ctx);
 }

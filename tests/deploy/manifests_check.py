@@ -12,7 +12,7 @@ agent's DaemonSet keeps its promises:
     create, patch and nodes get;
   * the NodeResourceTopology CRD (v1alpha2, cluster-scoped) is there with the schema's fields;
   * Prometheus scrape annotations name the port the agent listens on;
-  * every flag passed to `podtopo agent` is one `podtopo agent --help` lists;
+  * the container runs podtopo-agent, and every flag passed is one `podtopo-agent --help` lists;
   * the image is the one scripts/image.py names for this version.
 The extender (deploy/podtopo-extender.yaml) and its scheduler (deploy/podtopo-scheduler.yaml):
   * the extender's Deployment runs `podtopo extender` with flags its --help lists, one
@@ -142,14 +142,19 @@ need(set(host_paths) <= {"/var/lib/kubelet/pod-resources", "/sys", "/var/lib/kub
      f"{where}: more of the host is mounted: {sorted(host_paths)}")
 
 args = c["args"]
-need(args[0] == "agent", f"{where}: the container does not run `podtopo agent`")
-help_text = subprocess.run([podtopo, "agent", "--help"], capture_output=True, text=True).stdout
+# The container runs podtopo-agent (the agent alone, docs/agent.md "Memory"), which the build
+# makes next to podtopo and the package installs beside it.
+need(c.get("command") == ["/usr/bin/podtopo-agent"],
+     f"{where}: the container does not run /usr/bin/podtopo-agent (command: {c.get('command')})")
+agent_program = os.path.join(os.path.dirname(os.path.abspath(podtopo)), "podtopo-agent")
+help_text = subprocess.run([agent_program, "--help"], capture_output=True, text=True).stdout
+need("--podresources-socket" in help_text, f"{agent_program} --help lists no agent flags")
 flags = {}
-for a in args[1:]:
+for a in args:
     m = re.match(r"^(--[a-z-]+)=(.*)$", a)
     need(m is not None, f"{where}: argument {a!r} is not --flag=value")
     if m:
-        need(m.group(1) in help_text, f"{where}: podtopo agent has no flag {m.group(1)}")
+        need(m.group(1) in help_text, f"{where}: podtopo-agent has no flag {m.group(1)}")
         flags[m.group(1)] = m.group(2)
 port = flags.get("--metrics-addr", "").rsplit(":", 1)[-1]
 ann = tmpl["metadata"].get("annotations", {})

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The container image on containerd: builds build/podtopo-image.tar offline (scripts/image.sh),
 imports it into the private containerd of the end-to-end tests (tests/e2e/harness.py), runs
-`podtopo --version` in it, and `podtopo state check` on a fixture kubelet directory
+`podtopo --version` and `podtopo-agent --version` in it, and `podtopo state check` on a fixture kubelet directory
 (src/state/testdata/healthy) bind-mounted read-only. Everything is removed
 afterwards. Exit 77 (skip) with the reason when containerd cannot run here.
 
@@ -53,6 +53,12 @@ def main():
         if r.returncode != 0 or r.stdout.strip() != version:
             raise RuntimeError(f"podtopo --version in the container: rc {r.returncode}, "
                                f"{r.stdout!r} {r.stderr!r} (expected {version!r})")
+        # The DaemonSet's program (deploy/podtopo-agent.yaml's command) starts in the image.
+        r = ctr(env, *run, image, "podtopo-agent-version", "/usr/bin/podtopo-agent", "--version")
+        print(f"in the container: {r.stdout.strip()}")
+        if r.returncode != 0 or not r.stdout.startswith("podtopo-agent "):
+            raise RuntimeError(f"podtopo-agent --version in the container: rc {r.returncode}, "
+                               f"{r.stdout!r} {r.stderr!r}")
         fixture = os.path.join(repo, "src/state/testdata/healthy")
         r = ctr(env, *run, "--mount", f"type=bind,src={fixture},dst=/var/lib/kubelet,options=rbind:ro",
                 image, "podtopo-state", "/usr/bin/podtopo", "state", "check", "--kubelet-dir",

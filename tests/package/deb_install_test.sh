@@ -40,7 +40,7 @@ for lib in libgrpc++ libyaml-cpp libprotobuf libc6; do
   grep -q "$lib" <<<"$depends" || { echo "FAIL: Depends lacks $lib (dpkg-shlibdeps)"; exit 1; }
 done
 files="$(dpkg-deb --contents "$deb")"
-for f in ./usr/bin/podtopo ./usr/share/man/man1/podtopo.1 \
+for f in ./usr/bin/podtopo ./usr/bin/podtopo-agent ./usr/share/man/man1/podtopo.1 \
          ./usr/share/bash-completion/completions/podtopo ./usr/share/zsh/vendor-completions/_podtopo \
          ./usr/share/fish/vendor_completions.d/podtopo.fish ./lib/systemd/system/podtopo-agent.service \
          ./etc/default/podtopo-agent; do
@@ -96,6 +96,10 @@ set -e
 head -n 5 "$build/deb-test-state.txt"
 [ "$rc" = 0 ] || { echo "FAIL: podtopo state check on the healthy fixture exited $rc"; exit 1; }
 chroot "$root" podtopo agent --help | grep -q -- --podresources-socket || { echo "FAIL: agent --help"; exit 1; }
+# podtopo-agent, which the unit runs, starts from the package's Depends alone (its gRPC is
+# linked in statically).
+chroot "$root" podtopo-agent --help | grep -q -- --podresources-socket || { echo "FAIL: podtopo-agent --help"; exit 1; }
+grep -q '^ExecStart=/usr/bin/podtopo-agent ' "$root/lib/systemd/system/podtopo-agent.service" || { echo "FAIL: the unit does not run podtopo-agent"; exit 1; }
 chroot "$root" podtopo nri --help | grep -q -- --socket || { echo "FAIL: nri --help"; exit 1; }
 chroot "$root" man -w podtopo >/dev/null 2>&1 || [ -f "$root/usr/share/man/man1/podtopo.1.gz" ] || [ -f "$root/usr/share/man/man1/podtopo.1" ] || { echo "FAIL: no man page in the root"; exit 1; }
 step "ok: the package installs and runs in a clean Debian 12 root"
