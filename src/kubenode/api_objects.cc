@@ -3,10 +3,12 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <functional>
 #include <string_view>
 
+#include "absl/time/time.h"
 #include "admission/pod_requests.h"
 #include "api/pod_gates.h"
 #include "api/pod_yaml.h"
@@ -153,8 +155,10 @@ nlohmann::json NodeObject(const NodeIdentity& id, const NodeTopology& topology,
 }
 
 nlohmann::json LeaseObject(const std::string& node_name, const std::string& node_uid,
-                           Clock::time_point renew, int duration_seconds) {
+                           Clock::time_point renew, int duration_seconds,
+                           const std::string& instance) {
   nlohmann::json metadata = {{"name", node_name}, {"namespace", "kube-node-lease"}};
+  if (!instance.empty()) metadata["annotations"] = {{kLeaseInstanceAnnotation, instance}};
   if (!node_uid.empty()) {
     metadata["ownerReferences"] = nlohmann::json::array(
         {{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node_name}, {"uid", node_uid}}});
@@ -166,6 +170,65 @@ nlohmann::json LeaseObject(const std::string& node_name, const std::string& node
            {{"holderIdentity", node_name},
             {"leaseDurationSeconds", duration_seconds},
             {"renewTime", Rfc3339Micro(renew)}}}};
+}
+
+std::string LeaseInstance(const std::string& host, long pid, uint64_t token) {
+  return fmt::format("{}:{}:{:016x}", host, pid, token);
+}
+
+std::optional<std::string> LeaseConflict(const nlohmann::json& lease, const std::string& node_name,
+                                         const std::string& instance, const std::string& host,
+                                         Clock::time_point now,
+                                         const std::function<bool(long)>& alive) {
+  if (!lease.is_object()) return std::nullopt;
+  const nlohmann::json* spec = lease.contains("spec") && lease["spec"].is_object() ? &lease["spec"] : nullptr;
+  if (spec == nullptr) return std::nullopt;
+  std::string holder;
+  if (auto m = lease.find("metadata"); m != lease.end() && m->is_object()) {
+    if (auto a = m->find("annotations"); a != m->end() && a->is_object()) {
+      holder = StringAt(*a, kLeaseInstanceAnnotation);
+    }
+  }
+  if (holder == instance || holder == kLeaseReleased) return std::nullopt;
+  // Expired: nobody renews it.
+  absl::Time renewed;
+  std::string error;
+  const std::string renew_text = StringAt(*spec, "renewTime");
+  if (renew_text.empty() || !absl::ParseTime(absl::RFC3339_full, renew_text, &renewed, &error)) {
+    return std::nullopt;
+  }
+  long duration = 40;
+  if (auto d = spec->find("leaseDurationSeconds"); d != spec->end() && d->is_number_integer()) {
+    duration = d->get<long>();
+  }
+  const absl::Time at = absl::FromChrono(now);
+  const double age = absl::ToDoubleSeconds(at - renewed);
+  const double left = duration - age;
+  if (left <= 0) return std::nullopt;
+  // A serve of this host that is gone (killed, then started again before the Lease expired).
+  if (!holder.empty()) {
+    const size_t colon = holder.find(':');
+    const size_t colon2 = colon == std::string::npos ? colon : holder.find(':', colon + 1);
+    if (colon != std::string::npos && colon2 != std::string::npos && holder.substr(0, colon) == host) {
+      char* end = nullptr;
+      const std::string pid_text = holder.substr(colon + 1, colon2 - colon - 1);
+      const long pid = std::strtol(pid_text.c_str(), &end, 10);
+      if (end != nullptr && *end == '\0' && pid > 0 && !alive(pid)) return std::nullopt;
+      // This very pid on this host (a container restarted: pid 1 again) is an earlier run.
+      if (instance.rfind(holder.substr(0, colon2 + 1), 0) == 0) return std::nullopt;
+    }
+  }
+  const std::string times = fmt::format(
+      "its Lease kube-node-lease/{} was renewed {:.0f} s ago and expires in {:.0f} s", node_name,
+      std::max(0.0, age), std::max(1.0, left));
+  if (holder.empty()) {
+    return fmt::format("Node {} has a live Lease held by {:?} and not by a podtopo serve (no {} "
+                       "annotation; {}): a kubelet may run this node; use another --node-name",
+                       node_name, StringAt(*spec, "holderIdentity"), kLeaseInstanceAnnotation, times);
+  }
+  return fmt::format("Node {} is played by another podtopo serve ({} {}; {}): stop it or use "
+                     "another --node-name",
+                     node_name, kLeaseInstanceAnnotation, holder, times);
 }
 
 absl::StatusOr<Pod> PodFromApi(const nlohmann::json& object, const config::KubeletConfig& config) {

@@ -46,12 +46,16 @@
 #define PODTOPO_KUBENODE_API_OBJECTS_H_
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "admission/node.h"
 #include "api/pod.h"
 #include "config/kubelet_config.h"
+
 #include "nlohmann/json.hpp"
 #include "topology/node_topology.h"
 
@@ -89,9 +93,35 @@ nlohmann::json NodeLabels(const NodeIdentity& id, const config::KubeletConfig& c
 nlohmann::json NodeObject(const NodeIdentity& id, const NodeTopology& topology,
                           const config::KubeletConfig& config, Clock::time_point now);
 
-// The node's Lease in kube-node-lease (coordination.k8s.io/v1), owned by the Node.
+// The node's Lease in kube-node-lease (coordination.k8s.io/v1), owned by the Node. With an
+// `instance`, the Lease carries it as annotation kLeaseInstanceAnnotation: which process plays
+// the node, so that a second one is refused (LeaseConflict).
 nlohmann::json LeaseObject(const std::string& node_name, const std::string& node_uid,
-                           Clock::time_point renew, int duration_seconds = 40);
+                           Clock::time_point renew, int duration_seconds = 40,
+                           const std::string& instance = "");
+
+// The Lease annotation naming the `podtopo serve` that plays the node: "HOST:PID:TOKEN" (TOKEN
+// random per process), or kLeaseReleased once it stopped.
+inline constexpr char kLeaseInstanceAnnotation[] = "podtopo.io/serve-instance";
+inline constexpr char kLeaseReleased[] = "released";
+
+// This process's instance: "HOST:PID:TOKEN".
+std::string LeaseInstance(const std::string& host, long pid, uint64_t token);
+
+// Whether the node's existing Lease (GET kube-node-lease/NAME; null when there is none) says
+// another process plays the node now. None when the Lease is ours, released, or expired
+// (renewTime + leaseDurationSeconds before `now`), or names a process of this host
+// (`host`) that is no longer running (`alive(pid)` false: a serve killed and started again) or
+// that has this process's pid (a container restarted, pid 1 again).
+// Otherwise the reason, naming the holder and the Lease's times:
+//   "Node sim-a is played by another podtopo serve (podtopo.io/serve-instance
+//    host1:4242:...; its Lease kube-node-lease/sim-a was renewed 3 s ago and expires in 37 s):
+//    stop it or use another --node-name"
+// A live Lease without the annotation is a kubelet's (or another tool's), which is named too.
+std::optional<std::string> LeaseConflict(const nlohmann::json& lease, const std::string& node_name,
+                                         const std::string& instance, const std::string& host,
+                                         Clock::time_point now,
+                                         const std::function<bool(long)>& alive);
 
 // A pod object from the API server (a list item or a watch event's object) as a Pod, read by
 // api/pod_yaml.h under `config`'s pod gates. Errors name the pod: "pod default/p (from the API

@@ -122,6 +122,59 @@ TEST(Times, Rfc3339) {
   EXPECT_EQ(lease["metadata"]["ownerReferences"][0]["uid"], "uid-1");
 }
 
+TEST(LeaseConflict, ASecondServeOfTheSameNodeIsRefusedNamingTheFirst) {
+  const auto t = Clock::time_point(std::chrono::seconds(1796641200));
+  const std::string first = LeaseInstance("host1", 4242, 0xabc);
+  EXPECT_EQ(first, "host1:4242:0000000000000abc");
+  const std::string second = LeaseInstance("host2", 7, 0xdef);
+  nlohmann::json lease = LeaseObject("sim-a", "uid-1", t, 40, first);
+  EXPECT_EQ(lease["metadata"]["annotations"][kLeaseInstanceAnnotation], first);
+  auto alive = [](long) { return true; };
+  auto dead = [](long) { return false; };
+
+  // Renewed 3 s ago by another serve: refused, naming it and the Lease's times.
+  auto c = LeaseConflict(lease, "sim-a", second, "host2", t + std::chrono::seconds(3), alive);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_NE(c->find("Node sim-a is played by another podtopo serve"), std::string::npos) << *c;
+  EXPECT_NE(c->find(first), std::string::npos) << *c;
+  EXPECT_NE(c->find("renewed 3 s ago and expires in 37 s"), std::string::npos) << *c;
+  // The same serve renewing its own Lease.
+  EXPECT_FALSE(LeaseConflict(lease, "sim-a", first, "host1", t, alive));
+  // Expired: 40 s without renewal.
+  EXPECT_FALSE(LeaseConflict(lease, "sim-a", second, "host2", t + std::chrono::seconds(41), alive));
+  // Another host's serve whose pid happens to be gone here still holds it.
+  EXPECT_TRUE(LeaseConflict(lease, "sim-a", second, "host2", t + std::chrono::seconds(3), dead));
+  // On the holder's host: a serve killed and started again takes over; a running one does not.
+  const std::string again = LeaseInstance("host1", 5000, 0x1);
+  EXPECT_FALSE(LeaseConflict(lease, "sim-a", again, "host1", t + std::chrono::seconds(3), dead));
+  EXPECT_TRUE(LeaseConflict(lease, "sim-a", again, "host1", t + std::chrono::seconds(3), alive));
+  // A container restarted: the same host and pid (1), another token.
+  nlohmann::json in_pod = LeaseObject("sim-a", "uid-1", t, 40, LeaseInstance("pod-x", 1, 0xa));
+  EXPECT_FALSE(LeaseConflict(in_pod, "sim-a", LeaseInstance("pod-x", 1, 0xb), "pod-x",
+                             t + std::chrono::seconds(3), alive));
+  EXPECT_TRUE(LeaseConflict(in_pod, "sim-a", LeaseInstance("pod-y", 1, 0xb), "pod-y",
+                            t + std::chrono::seconds(3), alive));
+  // Released by a serve that stopped.
+  nlohmann::json released = LeaseObject("sim-a", "uid-1", t, 40, kLeaseReleased);
+  EXPECT_FALSE(LeaseConflict(released, "sim-a", second, "host2", t, alive));
+  // No Lease yet, or one without a renewTime.
+  EXPECT_FALSE(LeaseConflict(nlohmann::json(), "sim-a", second, "host2", t, alive));
+  EXPECT_FALSE(LeaseConflict(nlohmann::json::parse(R"({"spec":{}})"), "sim-a", second, "host2", t, alive));
+}
+
+TEST(LeaseConflict, AKubeletsLiveLeaseIsNamed) {
+  const auto t = Clock::time_point(std::chrono::seconds(1796641200));
+  nlohmann::json kubelets = LeaseObject("node-1", "uid-1", t);  // no annotation, as a kubelet's
+  auto c = LeaseConflict(kubelets, "node-1", LeaseInstance("h", 1, 1), "h",
+                         t + std::chrono::seconds(10), [](long) { return true; });
+  ASSERT_TRUE(c.has_value());
+  EXPECT_NE(c->find("live Lease held by \"node-1\" and not by a podtopo serve"), std::string::npos)
+      << *c;
+  EXPECT_NE(c->find("a kubelet may run this node"), std::string::npos) << *c;
+  EXPECT_FALSE(LeaseConflict(kubelets, "node-1", LeaseInstance("h", 1, 1), "h",
+                             t + std::chrono::seconds(50), [](long) { return true; }));
+}
+
 TEST(PodFromApi, ReadsAnApiServerPodWithTheCommandsReader) {
   auto pod = PodFromApi(ApiPod("web", "2", "1Gi"), config::SeedDefault());
   ASSERT_TRUE(pod.ok()) << pod.status();

@@ -1,9 +1,15 @@
 #include "kubenode/kube_node.h"
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
+#include <random>
 #include <thread>
 
 #include "agent/nrt_publisher.h"
@@ -63,6 +69,9 @@ class KubeNode::Impl {
     if (!hb_client.ok()) return hb_client.status();
     hb_client_ = std::move(*hb_client);
 
+    // Another process playing this node (its Lease live and not ours): refused before the Node
+    // is touched.
+    if (absl::Status s = CheckLease(); !s.ok()) return s;
     if (absl::Status s = Register(); !s.ok()) return s;
     if (absl::Status s = RenewLease(); !s.ok()) {
       spdlog::warn("lease kube-node-lease/{}: {} (made again every {} ms)", id_.name,
@@ -105,6 +114,7 @@ class KubeNode::Impl {
     if (informer_) informer_->Stop();
     if (heartbeat_.joinable()) heartbeat_.join();
     if (publisher_) publisher_->Stop();
+    ReleaseLease();
   }
 
   KubeNodeStats Stats() const {
@@ -158,11 +168,48 @@ class KubeNode::Impl {
     return absl::OkStatus();
   }
 
+  std::string LeasePath() const {
+    return "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/" +
+           kube::EscapePathSegment(id_.name);
+  }
+
+  // Before registering: the node's Lease, when one exists, must not be another process's live
+  // one (LeaseConflict). This process is HOST:PID:TOKEN in the Lease's annotation.
+  absl::Status CheckLease() {
+    char host[256] = {};
+    if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') std::snprintf(host, sizeof(host), "localhost");
+    host_ = host;
+    instance_ = LeaseInstance(host_, static_cast<long>(getpid()), std::random_device{}() * 0x100000000ULL + std::random_device{}());
+    auto r = client_->Get(LeasePath());
+    if (!r.ok()) return r.status();
+    if (r->status == 404) return absl::OkStatus();
+    if (!r->ok()) return r->Error();
+    nlohmann::json lease = nlohmann::json::parse(r->body, nullptr, false);
+    auto conflict = LeaseConflict(lease, id_.name, instance_, host_, Clock::now(), [](long pid) {
+      return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+    });
+    if (conflict.has_value()) return absl::FailedPreconditionError(*conflict);
+    return absl::OkStatus();
+  }
+
+  // After a clean stop the Lease says so, and the next serve of this node need not wait for it
+  // to expire. Not when the API server was away at the last beat (it would only delay Stop).
+  void ReleaseLease() {
+    if (!lease_renewed_ || lease_failing_ || client_ == nullptr) return;
+    nlohmann::json patch = {
+        {"metadata", {{"annotations", {{kLeaseInstanceAnnotation, kLeaseReleased}}}}}};
+    auto r = client_->Patch(LeasePath(), patch.dump(), kube::kMergePatch);
+    if (!r.ok() || !r->ok()) {
+      spdlog::warn("lease kube-node-lease/{}: not released: {}", id_.name,
+                   r.ok() ? std::string(r->Error().message()) : std::string(r.status().message()));
+    }
+  }
+
   // 4. Heartbeat: the Lease, and the Node's conditions now and then.
   absl::Status RenewLease() {
     const std::string base = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
-    const std::string path = base + "/" + kube::EscapePathSegment(id_.name);
-    nlohmann::json lease = LeaseObject(id_.name, node_uid_, Clock::now());
+    const std::string path = LeasePath();
+    nlohmann::json lease = LeaseObject(id_.name, node_uid_, Clock::now(), 40, instance_);
     nlohmann::json patch = {{"metadata", lease["metadata"]}, {"spec", lease["spec"]}};
     auto r = hb_client_->Patch(path, patch.dump(), kube::kMergePatch);
     if (!r.ok()) return r.status();
@@ -170,7 +217,9 @@ class KubeNode::Impl {
       r = hb_client_->Post(base, lease.dump());
       if (!r.ok()) return r.status();
     }
-    return r->ok() ? absl::OkStatus() : r->Error();
+    if (!r->ok()) return r->Error();
+    lease_renewed_ = true;
+    return absl::OkStatus();
   }
 
   absl::Status ReportStatus() {
@@ -386,6 +435,9 @@ class KubeNode::Impl {
   std::unique_ptr<kube::Informer> informer_;
   std::thread heartbeat_;
   std::string node_uid_;
+  std::string host_;      // this host's name, and
+  std::string instance_;  // this process in the Lease (LeaseInstance)
+  std::atomic<bool> lease_renewed_{false};  // a renewal succeeded: the Lease is this process's
   Clock::time_point since_, last_status_;
 
   mutable std::mutex mu_;

@@ -9,6 +9,8 @@
 //      allocatable from the topology and the configuration, Ready, nodeInfo); when the Node
 //      exists (409), it is adopted: its labels are merged and its status replaced
 //      (PUT nodes/NAME/status). Then the Lease kube-node-lease/NAME is created or taken over.
+//      Before all this, a live Lease of another process (kubenode/api_objects.h LeaseConflict)
+//      makes Start fail: one process plays a node. Stop marks the Lease released.
 //   2. Watch the pods bound to it: kube/informer.h on
 //      /api/v1/pods?fieldSelector=spec.nodeName%3DNAME. Every event, and every pod of the
 //      informer's cache once per `heartbeat` (so that a lost write is made again), goes through

@@ -21,7 +21,8 @@ kubernetes.io/hostname picks the node). It checks:
      admitted on sim-b (best-effort);
   4. deleting a pod (grace 30 s) releases its CPUs and the node deletes it at once (grace 0);
   5. sim-a restarted with its state dir: a second serve on the same state dir is refused while
-     it runs; after SIGTERM (exit 0) and a restart, its Running pod keeps its CPUs (the NRT's
+     it runs, and so is a serve of sim-a without that dir (sim-a's live Lease names its process);
+     SIGTERM releases the Lease; after SIGTERM (exit 0) and a restart, its Running pod keeps its CPUs (the NRT's
      free CPU ids unchanged), and a pod deleted while it was down is released and deleted;
   6. bad flag combinations get clear errors (exit 1);
   7. the API server stopped and restarted on its port: the nodes keep running, catch up, and
@@ -244,9 +245,22 @@ def main():
                                 capture_output=True, text=True, timeout=30)
         if second.returncode != 1 or "in use" not in second.stderr:
             fail(f"a second serve on sim-a's state dir: exit {second.returncode}: {second.stderr}")
+        # Another serve of the same node without that state dir: refused by sim-a's live Lease,
+        # naming sim-a's process, before it touches the Node.
+        twin = simnodes.NodeSpec("sim-a", spec_a.node, spec_a.config)
+        third = subprocess.run(simnodes.serve_args(podtopo, cp.kubeconfig, twin),
+                               capture_output=True, text=True, timeout=30)
+        if third.returncode != 1 or "is played by another podtopo serve" not in third.stderr or \
+                f":{a.proc.pid}:" not in third.stderr:
+            fail(f"a second serve of sim-a without its state dir: exit {third.returncode}: "
+                 f"{third.stderr}")
+        print(f"   a second serve of sim-a without the state dir: {third.stderr.strip()}")
         rc = simnodes.stop_node(a)
         if rc != 0 or "stopped" not in a.log_text():
             fail(f"sim-a: SIGTERM -> exit {rc}:\n{a.log_text()}")
+        lease = cp.get_json("lease", "-n", "kube-node-lease", "sim-a")
+        if lease["metadata"].get("annotations", {}).get("podtopo.io/serve-instance") != "released":
+            fail(f"sim-a stopped: its Lease is not released: {lease['metadata']}")
         cp.kubectl("delete", "pod", "gone-a", "--wait=false")
         a = simnodes.start_nodes(podtopo, cp.kubeconfig, [spec_a], tmp, cp)[0]
         nodes[0] = a
@@ -268,7 +282,8 @@ def main():
         pod_on("new-a", "Running")
         wait("sim-a's NRT with keep-a and new-a", lambda: cpus_available(cp.nrt("sim-a")) == base_a - 4)
         print(f"5. sim-a restarted with its state dir: keep-a Running since {start_time} with its "
-              f"CPUs (free {after}); gone-a released and deleted; a second serve on the dir refused")
+              f"CPUs (free {after}); gone-a released and deleted; a second serve on the dir, and "
+              "one of the node without it, refused; the Lease released at SIGTERM")
 
         # 6. Bad flag combinations.
         for args, words in (
