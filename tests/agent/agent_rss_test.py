@@ -35,14 +35,15 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import fail, free_port, get, metric, skip, wait  # noqa: E402
 
 NRT = "noderesourcetopologies.topology.node.k8s.io"
 PODS = 200
@@ -51,45 +52,6 @@ GOAL_MIB = 30  # issue 25: NFD's topology-updater is OOM-killed at 60 Mi on such
 STATIC = ("libgrpc", "libgpr", "libprotobuf", "libabsl_", "libyaml-cpp", "libre2", "libcares",
           "libupb")
 CHURN = 20  # pods removed and admitted again half-way
-
-
-def skip(why):
-    print(f"SKIP: {why}")
-    sys.exit(77)
-
-
-def fail(why):
-    sys.exit(f"agent_rss_test: {why}")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait(what, check, seconds=30):
-    deadline = time.time() + seconds
-    last = None
-    while time.time() < deadline:
-        try:
-            last = check()
-            if last:
-                return last
-        except Exception as e:  # not there yet
-            last = e
-        time.sleep(0.1)
-    fail(f"timed out waiting for {what} (last: {last})")
-
-
-def get(url):
-    with urllib.request.urlopen(url, timeout=10) as r:
-        return r.read().decode()
-
-
-def metric(text, name, labels=""):
-    m = re.search(r"^" + re.escape(name + labels) + r" (\S+)$", text, re.M)
-    return float(m.group(1)) if m else None
 
 
 QUANTITY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "k": 10**3, "M": 10**6, "G": 10**9, "": 1}
@@ -287,7 +249,7 @@ def main():
 
         def published():
             r = subprocess.run(["kubectl", "--kubeconfig", kubeconfig, "get", "--raw",
-                                f"/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies/gb200-node"],
+                                "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies/gb200-node"],
                                capture_output=True, text=True, timeout=30)
             return json.loads(r.stdout) if r.returncode == 0 else None
         nrt = wait("the NodeResourceTopology in the API server", published)

@@ -27,55 +27,17 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import fail, free_port, get, metric, skip, wait  # noqa: E402
+
 NRT = "noderesourcetopologies.topology.node.k8s.io"
-
-
-def skip(why):
-    print(f"SKIP: {why}")
-    sys.exit(77)
-
-
-def fail(why):
-    sys.exit(f"nrt_publish_e2e: {why}")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait(what, check, seconds=20):
-    deadline = time.time() + seconds
-    last = None
-    while time.time() < deadline:
-        try:
-            last = check()
-            if last:
-                return last
-        except Exception as e:  # not there yet
-            last = e
-        time.sleep(0.2)
-    fail(f"timed out waiting for {what} (last: {last})")
-
-
-def get(url):
-    with urllib.request.urlopen(url, timeout=5) as r:
-        return r.read().decode()
-
-
-def metric(text, name, labels=""):
-    m = re.search(r"^" + re.escape(name + labels) + r" (\S+)$", text, re.M)
-    return float(m.group(1)) if m else None
 
 
 class Cluster:

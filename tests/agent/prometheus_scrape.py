@@ -13,38 +13,13 @@ exposition. Exit 0 on success, 1 with the reason otherwise.
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
-import urllib.request
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def get(url):
-    with urllib.request.urlopen(url, timeout=5) as r:
-        return r.read().decode()
-
-
-def wait(what, check, seconds=60):
-    deadline = time.time() + seconds
-    last = None
-    while time.time() < deadline:
-        try:
-            last = check()
-            if last:
-                return last
-        except Exception as e:  # not up yet
-            last = e
-        time.sleep(0.2)
-    sys.exit(f"prometheus_scrape: timed out waiting for {what} (last: {last})")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import free_port, get, wait  # noqa: E402
 
 
 def main():
@@ -65,7 +40,7 @@ def main():
              "--metrics-addr", f"127.0.0.1:{agent_port}", "--interval", "500ms"],
             stderr=open(os.path.join(tmp, "agent.log"), "w"))
         procs.append(agent)
-        exposition = wait("the agent to see both pods", lambda: (lambda t: t if t.count(
+        exposition = wait("the agent to see both pods", seconds=60, check=lambda: (lambda t: t if t.count(
             "podtopo_pod_cpus{") == 2 else None)(get(f"http://127.0.0.1:{agent_port}/metrics")))
 
         check = subprocess.run([promtool, "check", "metrics"], input=exposition, text=True,
@@ -94,7 +69,7 @@ scrape_configs:
             r = json.loads(get(f"http://127.0.0.1:{prom_port}/api/v1/query?{query}"))
             return r["data"]["result"] if len(r["data"]["result"]) == 2 else None
 
-        result = wait("Prometheus to scrape podtopo_pod_cpus", scraped)
+        result = wait("Prometheus to scrape podtopo_pod_cpus", scraped, seconds=60)
         got = {(s["metric"]["namespace"], s["metric"]["pod"]): float(s["value"][1]) for s in result}
         for s in result:
             if s["metric"].get("job") != "podtopo-agent":

@@ -25,12 +25,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
-
-def skip(why):
-    print(f"SKIP: {why}")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+# wait: check() until true, raising Timeout (callers catch it where a timeout is an answer).
+from checks import Timeout, skip  # noqa: E402,F401
+from checks import poll as wait  # noqa: E402,F401
 
 
 def skip_unless_available(control_plane_sh):
@@ -44,25 +43,6 @@ def skip_unless_available(control_plane_sh):
               os.path.join(bindir, "kube-scheduler")):
         if not os.access(b, os.X_OK):
             skip(f"{b} missing (../shared/runtime/kubernetes-1.20)")
-
-
-class Timeout(Exception):
-    pass
-
-
-def wait(what, check, seconds=30, interval=0.2):
-    """check() until it returns something true; raises Timeout naming `what` and the last value."""
-    deadline = time.time() + seconds
-    last = None
-    while time.time() < deadline:
-        try:
-            last = check()
-            if last:
-                return last
-        except Exception as e:  # not there yet
-            last = e
-        time.sleep(interval)
-    raise Timeout(f"timed out after {seconds} s waiting for {what} (last: {last})")
 
 
 class ControlPlane:

@@ -21,7 +21,6 @@ single-numa-node refuses, then 6 pods of 4 CPUs, which fit anywhere.
 Both counts are printed. Exit 0 on success, 77 (skip) when etcd, kubectl or the control plane's
 binaries are missing, 1 with the reason otherwise.
 """
-import json
 import os
 import shutil
 import signal
