@@ -12,7 +12,9 @@ condition, an HTTP GET, and one sample of a Prometheus exposition.
 """
 import os
 import re
+import signal
 import socket
+import subprocess
 import sys
 import time
 import urllib.request
@@ -75,3 +77,15 @@ def metric(text, name, labels=""):
     None when there is none."""
     m = re.search(r"^" + re.escape(name + labels) + r" (\S+)$", text, re.M)
     return float(m.group(1)) if m else None
+
+
+def stop(procs, seconds=10):
+    """SIGTERM to each process still running, then SIGKILL to those that have not exited after
+    `seconds`."""
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                p.kill()

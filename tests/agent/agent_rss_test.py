@@ -34,7 +34,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -43,7 +42,7 @@ import time
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import fail, free_port, get, metric, skip, wait  # noqa: E402
+from checks import fail, free_port, get, metric, skip, stop, wait  # noqa: E402
 
 NRT = "noderesourcetopologies.topology.node.k8s.io"
 PODS = 200
@@ -331,13 +330,7 @@ def main():
                  "Memory), or find what grew")
         print(f"ok ({time.time() - t0:.1f} s)")
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        stop(procs)
         if cp is not None and cp.poll() is None:  # failed while it starts: let it finish first
             try:
                 cp.communicate(timeout=90)

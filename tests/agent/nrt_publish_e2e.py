@@ -35,7 +35,7 @@ import time
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import fail, free_port, get, metric, skip, wait  # noqa: E402
+from checks import fail, free_port, get, metric, skip, stop, wait  # noqa: E402
 
 NRT = "noderesourcetopologies.topology.node.k8s.io"
 
@@ -253,13 +253,7 @@ def main():
                 fail("an agent exited")
         print(f"ok ({time.time() - t0:.1f} s)")
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        stop(procs)
         subprocess.run([script, "stop", cp.dir], capture_output=True, timeout=60)
         if os.environ.get("KEEP_TMP"):
             print(f"kept {tmp}")

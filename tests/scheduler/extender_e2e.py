@@ -41,7 +41,7 @@ import urllib.request
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import fail, free_port, get, metric, skip, wait  # noqa: E402
+from checks import fail, free_port, get, metric, skip, stop, wait  # noqa: E402
 
 NRT = "noderesourcetopologies.topology.node.k8s.io"
 SCHEDULER = "podtopo-scheduler"
@@ -337,13 +337,7 @@ def main():
         print("6. SIGTERM: the extender stops, exit 0")
         print(f"ok ({time.time() - t0:.1f} s)")
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        stop(procs)
         subprocess.run([script, "stop", cp.dir], capture_output=True, timeout=60)
         if os.environ.get("KEEP_TMP"):
             print(f"kept {tmp}")

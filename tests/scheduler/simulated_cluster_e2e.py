@@ -23,7 +23,6 @@ binaries are missing, 1 with the reason otherwise.
 """
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "kubenode"))
 import simnodes  # noqa: E402
 import extender_e2e as ext  # noqa: E402
+from checks import stop  # noqa: E402
 
 BEST_EFFORT = """apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -204,13 +204,7 @@ def main():
         logs = "\n".join(f"--- {n.name}\n{n.log_text()[-1500:]}" for n in nodes)
         fail(f"{e}\n{logs}")
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        stop(procs)
         simnodes.stop_nodes(nodes)
         cp.stop()
         if os.environ.get("PODTOPO_KEEP_TMP") is None:
