@@ -218,13 +218,26 @@ absl::StatusOr<NodeSpec> ReadNrt(
         fmt::format("{}: zones: {} NUMA zones, more than the 64 a kubelet supports", what,
                     zones.size()));
   }
+  std::sort(zones.begin(), zones.end(), [](const Zone& a, const Zone& b) { return a.numa < b.numa; });
   for (size_t i = 1; i < zones.size(); ++i) {
     if (zones[i].numa == zones[i - 1].numa) {
       return absl::InvalidArgumentError(
           fmt::format("{}: zones: node-{} appears twice", what, zones[i].numa));
     }
   }
-  std::sort(zones.begin(), zones.end(), [](const Zone& a, const Zone& b) { return a.numa < b.numa; });
+  // A node model is quadratic in its CPUs (cpumanager's topology index): an object claiming
+  // more CPUs than any machine has ("8Gi" CPUs from a buggy exporter) is refused, not modelled.
+  int64_t cpus = 0;
+  for (const Zone& z : zones) {
+    auto it = z.resources.find("cpu");
+    if (it == z.resources.end()) continue;
+    cpus += std::max<int64_t>(0, std::min<int64_t>(it->second.capacity, kMaxNodeCpus + 1));
+    if (cpus > kMaxNodeCpus) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: zones node-{}: cpu capacity {}: more than the {} CPUs podtopo models on a node",
+          what, z.numa, it->second.capacity, kMaxNodeCpus));
+    }
+  }
 
   const PoolEntry* entry = pool != nullptr ? pool->Match(spec.name, labels) : nullptr;
 

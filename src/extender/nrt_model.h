@@ -34,6 +34,7 @@
 #ifndef PODTOPO_EXTENDER_NRT_MODEL_H_
 #define PODTOPO_EXTENDER_NRT_MODEL_H_
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -47,6 +48,11 @@
 #include "topology/node_topology.h"
 
 namespace podtopo::extender {
+
+// The most CPUs an NRT may claim in all (its zones' cpu capacity): beyond, ReadNrt refuses the
+// object naming the zone. The largest machines have a few thousand; a node model is quadratic
+// in its CPUs, so 65,536 claimed CPUs would take 512 MiB (found by the extender_request fuzzer).
+inline constexpr int64_t kMaxNodeCpus = 4096;
 
 // Topologies known by digest: the built-in presets and the pool's entries.
 class TopologyCatalog {

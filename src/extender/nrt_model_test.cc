@@ -130,6 +130,34 @@ TEST(NrtModelTest, BadNrtFailsItsNodeWithTheField) {
   EXPECT_NE(why.find("zones[0].resources[0].capacity: \"4x\""), std::string::npos) << why;
 }
 
+// Found by the extender_request fuzzer (fuzz/regressions/extender_request/cpu-capacity-8Gi):
+// a zone claiming "8Gi" CPUs made the model a 65,536-CPU node, whose index took 512 MiB.
+TEST(NrtModelTest, AnNrtClaimingMoreCpusThanAnyNodeIsRefused) {
+  auto ext = Extender::Create({});
+  ASSERT_TRUE(ext.ok());
+  auto zone = [](int numa, const std::string& cpus) {
+    return nlohmann::json{{"name", "node-" + std::to_string(numa)},
+                          {"type", "Node"},
+                          {"resources", {{{"name", "cpu"}, {"capacity", cpus}}}}};
+  };
+  nlohmann::json nrt = {{"metadata", {{"name", "n"}}}, {"zones", {zone(0, "8"), zone(1, "8Gi")}}};
+  (*ext)->UpsertNrt(nrt);
+  nlohmann::json pod = {{"metadata", {{"name", "p"}}},
+                        {"spec", {{"containers", {{{"name", "c"}}}}}}};
+  auto a = (*ext)->Filter(nlohmann::json{{"pod", pod}, {"nodenames", {"n"}}}.dump());
+  nlohmann::json got = nlohmann::json::parse(a.body);
+  std::string why = got["failedNodes"]["n"];
+  EXPECT_NE(why.find("zones node-1: cpu capacity 8589934592: more than the 4096 CPUs"),
+            std::string::npos)
+      << why;
+  // At the bound, in all: modelled.
+  nlohmann::json big = {{"metadata", {{"name", "m"}}}, {"zones", {zone(0, "2048"), zone(1, "2048")}}};
+  (*ext)->UpsertNrt(big);
+  a = (*ext)->Filter(nlohmann::json{{"pod", pod}, {"nodenames", {"m"}}}.dump());
+  got = nlohmann::json::parse(a.body);
+  EXPECT_FALSE(got["failedNodes"].contains("m")) << got.dump();
+}
+
 TEST(NrtModelTest, MemoryHeldUnderAMultiNumaPolicyIsApproximate) {
   auto topo = Preset("demo");
   config::KubeletConfig cfg = config::SeedDefault();
