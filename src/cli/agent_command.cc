@@ -16,6 +16,7 @@
 #include "spdlog/spdlog.h"
 #include "topology/node_source.h"
 #include "config/duration.h"
+#include "util/host_name.h"
 #include "util/unix_socket.h"
 
 namespace podtopo::cli {
@@ -42,12 +43,6 @@ struct AgentFlags {
   std::string proc_root = "/proc";  // hidden, tests
   std::string containers_file;      // hidden, tests
 };
-
-std::string HostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "localhost";
-  return buf;
-}
 
 void RunAgent(const AgentFlags& f, Context& ctx) {
   // Before any thread starts: the agent lives under a DaemonSet's memory limit.

@@ -19,6 +19,7 @@
 #include "kubenode/api_objects.h"
 #include "kubenode/node_nrt.h"
 #include "spdlog/spdlog.h"
+#include "util/host_name.h"
 
 namespace podtopo::kubenode {
 namespace {
@@ -176,9 +177,7 @@ class KubeNode::Impl {
   // Before registering: the node's Lease, when one exists, must not be another process's live
   // one (LeaseConflict). This process is HOST:PID:TOKEN in the Lease's annotation.
   absl::Status CheckLease() {
-    char host[256] = {};
-    if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') std::snprintf(host, sizeof(host), "localhost");
-    host_ = host;
+    host_ = HostName();
     instance_ = LeaseInstance(host_, static_cast<long>(getpid()), std::random_device{}() * 0x100000000ULL + std::random_device{}());
     auto r = client_->Get(LeasePath());
     if (!r.ok()) return r.status();
@@ -207,8 +206,8 @@ class KubeNode::Impl {
 
   // 4. Heartbeat: the Lease, and the Node's conditions now and then.
   absl::Status RenewLease() {
-    const std::string base = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
     const std::string path = LeasePath();
+    const std::string base = path.substr(0, path.rfind('/'));
     nlohmann::json lease = LeaseObject(id_.name, node_uid_, Clock::now(), 40, instance_);
     nlohmann::json patch = {{"metadata", lease["metadata"]}, {"spec", lease["spec"]}};
     auto r = hb_client_->Patch(path, patch.dump(), kube::kMergePatch);
